@@ -1,0 +1,77 @@
+# The book's commands. `make book` builds it; `make test` checks everything. See README.md.
+#   SECTION=<text>      only the sections whose path contains <text> (e.g. SECTION=nadaraya)
+#   FRAMEWORK=<name>    only one framework: mxnet, pytorch or tensorflow
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SELECT := $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/dev/null | grep -F -- '$(SECTION)' | sort)
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help book notebooks html test lint unit nbval browser-test browser lab clean distclean timings
+
+help:
+	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
+	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
+	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
+	@echo "make lab        JupyterLab on the per-framework notebooks"
+	@echo "make clean      remove _build (make distclean: also the virtual environment)"
+	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
+
+$(STAMP): requirements.txt pyproject.toml
+	@echo "== Creating $(VENV) and installing the pinned stack (a few minutes the first time)"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+	$(PY) -m booktools kernels
+	touch $@
+
+book: html
+
+notebooks: $(STAMP)
+	$(PY) -m booktools notebooks $(SELECT)
+
+html: notebooks
+	$(PY) -m booktools html
+
+timings:
+	@$(PY) -m booktools timings
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks
+	$(VENV)/bin/ruff format --check d2lcore booktools tests benchmarks
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q -m "not browser" tests
+
+nbval: notebooks
+	$(VENV)/bin/pytest -q -p no:cacheprovider --nbval-lax --nbval-cell-timeout=1800 $(NB_FILES)
+
+browser: $(CHROMIUM)
+$(CHROMIUM):
+	@echo "== Installing Debian's Chromium for the browser tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
+
+browser-test: browser $(STAMP)
+	$(VENV)/bin/pytest -q -m browser tests
+
+test: $(STAMP) browser
+	$(MAKE) lint
+	$(MAKE) unit
+	$(MAKE) nbval
+	$(MAKE) html
+	$(MAKE) browser-test
+
+lab: notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=_build/notebooks
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,61 @@
+"""python -m booktools {kernels,notebooks,html,timings}: see --help."""
+
+import argparse
+import json
+import sys
+
+from booktools.paths import TIMINGS, sources
+from d2lcore import FRAMEWORKS
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m booktools", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("kernels", help="install the three framework kernels into this environment")
+    nb = sub.add_parser("notebooks", help="split and execute the per-framework notebooks (cached)")
+    nb.add_argument("--section", help="only sources whose path contains this text, e.g. nadaraya")
+    nb.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        action="append",
+        help="only this framework (repeatable); default: all three",
+    )
+    nb.add_argument("--force", action="store_true", help="execute even if the cache is current")
+    nb.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
+    html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
+    html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
+    sub.add_parser("timings", help="print the recorded execution time of each notebook")
+    args = parser.parse_args(argv)
+
+    if args.command == "kernels":
+        from booktools.kernels import install_kernels
+
+        for folder in install_kernels():
+            print(f"installed kernel {folder.name} in {folder.parent}")
+    elif args.command == "notebooks":
+        from booktools.execute import ExecutionFailed, execute_all
+
+        found = sources(args.section)
+        if not found:
+            sys.exit(f"no notebook source matches {args.section!r}")
+        try:
+            execute_all(found, args.framework or list(FRAMEWORKS), force=args.force, jobs=args.jobs)
+        except ExecutionFailed as err:
+            sys.exit(str(err))
+    elif args.command == "html":
+        from booktools.site import build_html
+
+        build_html(strict=not args.no_strict)
+    elif args.command == "timings":
+        timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        print(f"{'notebook':<50}" + "".join(f"{fw:>12}" for fw in FRAMEWORKS))
+        totals = dict.fromkeys(FRAMEWORKS, 0.0)
+        for name, row in timings.items():
+            print(f"{name:<50}" + "".join(f"{row.get(fw, float('nan')):>11.1f}s" for fw in FRAMEWORKS))
+            for fw in FRAMEWORKS:
+                totals[fw] += row.get(fw, 0.0)
+        print(f"{'total':<50}" + "".join(f"{totals[fw]:>11.1f}s" for fw in FRAMEWORKS))
+
+
+if __name__ == "__main__":
+    main()

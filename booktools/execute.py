@@ -1,0 +1,131 @@
+"""Execute the per-framework notebooks, each in its framework's kernel, with a cache.
+
+An executed notebook stores the key it was executed under (``metadata.d2l.cache_key``): a hash of the notebook's
+cells, of ``d2lcore``, of ``data/``, of ``requirements.txt`` and of the kernel's environment. A notebook whose key
+has not changed is not executed again.
+"""
+
+import hashlib
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+from booktools.kernels import kernel_env
+from booktools.paths import KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
+from booktools.split import split
+
+
+class ExecutionFailed(RuntimeError):
+    """A cell failed; the message names the notebook, the framework and the cell."""
+
+
+def environment_hash():
+    """What every notebook's cache key depends on besides its own cells."""
+    return tree_hash(
+        ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")
+    ) + tree_hash(ROOT / "requirements.txt")
+
+
+def cache_key(nb, framework, env_hash):
+    cells = [{k: c[k] for k in ("id", "cell_type", "source", "metadata")} for c in nb.cells]
+    payload = json.dumps([cells, framework, kernel_env(framework), env_hash], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _cached(path, key):
+    if not path.exists():
+        return False
+    try:
+        old = nbformat.read(path, as_version=4)
+    except Exception:  # a damaged file is executed again
+        return False
+    return old.metadata.get("d2l", {}).get("cache_key") == key
+
+
+def _failed_cell(nb):
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return i, cell
+    return None, None
+
+
+def execute_one(source, framework, env_hash, force=False, timeout=1800):
+    """Split and execute one notebook unless cached; return (path, seconds or None if cached)."""
+    nb = split(source, framework)
+    key = cache_key(nb, framework, env_hash)
+    path = notebook_path(source, framework)
+    if not force and _cached(path, key):
+        return path, None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    client = NotebookClient(
+        nb,
+        kernel_name=KERNELS[framework],
+        timeout=timeout,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    try:
+        client.execute()
+    except (CellExecutionError, CellTimeoutError) as err:
+        i, cell = _failed_cell(nb)
+        where = (
+            f"cell {cell['id']} (code cell starting {cell['source'].splitlines()[0]!r})" if cell else "a cell"
+        )
+        raise ExecutionFailed(
+            f"{rel(source)} [{framework}]: {where} failed.\n"
+            f"Re-run it with: make notebooks SECTION={rel(source).stem} FRAMEWORK={framework}\n{err}"
+        ) from None
+    seconds = time.perf_counter() - start
+    nb.metadata["d2l"]["cache_key"] = key
+    nb.metadata["d2l"]["seconds"] = round(seconds, 1)
+    tmp = path.with_name(path.name + ".tmp")
+    nbformat.write(nb, tmp)
+    tmp.replace(path)
+    return path, seconds
+
+
+def execute_all(sources, frameworks, force=False, jobs=1):
+    """Execute every (source, framework) notebook, printing progress; record the times in _build/timings.json."""
+    env_hash = environment_hash()
+    work = [(s, fw) for fw in frameworks for s in sources]
+    timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    total = len(work)
+    failures = []
+
+    def report(n, source, fw, seconds):
+        state = "cached" if seconds is None else f"executed in {seconds:.1f} s"
+        print(f"[{n}/{total}] {fw:<10} {rel(source)}: {state}", flush=True)
+        if seconds is not None:
+            timings.setdefault(rel(source).as_posix(), {})[fw] = round(seconds, 1)
+
+    if jobs <= 1:
+        for n, (source, fw) in enumerate(work, 1):
+            print(f"[{n}/{total}] {fw:<10} {rel(source)} ...", flush=True)
+            try:
+                _, seconds = execute_one(source, fw, env_hash, force)
+            except ExecutionFailed as err:
+                failures.append(str(err))
+                print(f"FAILED: {err}", flush=True)
+                continue
+            report(n, source, fw, seconds)
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = {pool.submit(execute_one, s, fw, env_hash, force): (s, fw) for s, fw in work}
+            for n, future in enumerate(as_completed(futures), 1):
+                source, fw = futures[future]
+                try:
+                    _, seconds = future.result()
+                except ExecutionFailed as err:
+                    failures.append(str(err))
+                    print(f"FAILED: {err}", flush=True)
+                    continue
+                report(n, source, fw, seconds)
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    TIMINGS.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
+    if failures:
+        raise ExecutionFailed(f"{len(failures)} notebook(s) failed:\n\n" + "\n\n".join(failures))

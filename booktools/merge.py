@@ -1,0 +1,84 @@
+"""Merge a section's executed per-framework notebooks into the one notebook that Jupyter Book renders.
+
+Cells come in source order. A framework's code cell keeps its framework tag; the Sphinx extension
+(:mod:`booktools.sphinx_ext`) groups adjacent tagged cells into one tab-set. A shared code cell is shown once if
+its output is the same in every framework, and otherwise as one tagged copy per framework, each with its own
+output. Runs of tagged markdown cells become a ``{tab-set}`` directive here, since myst-nb drops the tags of
+markdown cells.
+"""
+
+import copy
+
+import nbformat
+
+from booktools.cells import frameworks_of, is_shared
+from booktools.paths import LABELS, notebook_path
+from booktools.split import read_source
+from d2lcore import FRAMEWORKS
+
+
+def _normalised(outputs):
+    """Outputs without what differs between equal runs (execution counts, transient display ids)."""
+    result = []
+    for out in outputs:
+        out = {k: v for k, v in out.items() if k not in ("execution_count", "transient")}
+        result.append(out)
+    return result
+
+
+def _tagged(cell, framework):
+    cell = copy.deepcopy(cell)
+    tags = [t for t in cell.metadata.get("tags", []) if t not in FRAMEWORKS]
+    cell.metadata["tags"] = [framework, *tags]
+    return cell
+
+
+def _prose_tabs(cells):
+    """One markdown cell holding a tab-set with each framework's prose."""
+    parts = ["::::{tab-set}", ":sync-group: framework", ""]
+    for fw in FRAMEWORKS:
+        texts = [c.source for c in cells if fw in frameworks_of(c)]
+        body = "\n\n".join(texts) if texts else f"*Nothing specific to {LABELS[fw]} here.*"
+        parts += [f":::{{tab-item}} {LABELS[fw]}", f":sync: {fw}", "", body, ":::", ""]
+    parts.append("::::")
+    return nbformat.v4.new_markdown_cell("\n".join(parts))
+
+
+def merge(source):
+    """The merged notebook of ``source``, from its executed per-framework notebooks."""
+    src = read_source(source)
+    executed = {}
+    for fw in FRAMEWORKS:
+        path = notebook_path(source, fw)
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: run `make notebooks` first")
+        executed[fw] = {c["id"]: c for c in nbformat.read(path, as_version=4).cells}
+    out = nbformat.v4.new_notebook()
+    out.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python", "pygments_lexer": "ipython3"},
+    }
+    prose = []
+    for cell in src.cells:
+        if cell.cell_type == "markdown" and not is_shared(cell):
+            prose.append(cell)
+            continue
+        if prose:
+            out.cells.append(_prose_tabs(prose))
+            prose = []
+        if cell.cell_type != "code":
+            out.cells.append(cell)
+            continue
+        runs = {fw: executed[fw][cell.id] for fw in frameworks_of(cell)}
+        if is_shared(cell):
+            outputs = [_normalised(runs[fw].outputs) for fw in FRAMEWORKS]
+            if all(o == outputs[0] for o in outputs):
+                out.cells.append(runs[FRAMEWORKS[0]])
+                continue
+        out.cells.extend(_tagged(runs[fw], fw) for fw in FRAMEWORKS if fw in runs)
+    if prose:
+        out.cells.append(_prose_tabs(prose))
+    for i, cell in enumerate(out.cells):
+        cell["id"] = f"m{i:03d}"
+    nbformat.validate(out)
+    return out

@@ -1,0 +1,127 @@
+"""A Sphinx extension for the book: framework tabs and per-framework notebook downloads.
+
+1. Adjacent code cells tagged ``mxnet``, ``pytorch`` or ``tensorflow`` (myst-nb gives their containers the
+   classes ``tag_<framework>``) are wrapped into one sphinx-design tab-set, MXNet | PyTorch | TensorFlow in that
+   order, synced in the group ``framework``: sphinx-design (>= 0.8) then switches every tab-set of the page
+   together, remembers the choice in the browser's localStorage and reads ``?framework=`` from the URL. A cell
+   cannot be nested inside a MyST ``tab-item`` directive, which is why the grouping happens on the parsed tree.
+2. Every page made from a notebook gets links to its three per-framework notebooks (copied next to the HTML
+   under ``notebooks/<framework>/``). The merged notebook, which cannot run, is never offered.
+"""
+
+import shutil
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+from sphinx_design.shared import create_component
+
+from d2lcore import FRAMEWORKS
+
+LABELS = {"mxnet": "MXNet", "pytorch": "PyTorch", "tensorflow": "TensorFlow"}
+SYNC_GROUP = "framework"
+
+
+def _framework(node):
+    """The framework of a tagged cell container, or None."""
+    if not isinstance(node, nodes.container) or "cell" not in node.get("classes", []):
+        return None
+    for fw in FRAMEWORKS:
+        if f"tag_{fw}" in node["classes"]:
+            return fw
+    return None
+
+
+def _tab_set(cells):
+    tab_set = create_component("tab-set", classes=["sd-tab-set", "d2l-framework-tabs"])
+    for fw in FRAMEWORKS:
+        item = create_component("tab-item", classes=["sd-tab-item"], selected=False)
+        label = nodes.rubric(LABELS[fw], LABELS[fw], classes=["sd-tab-label"])
+        label["sync_id"], label["sync_group"] = fw, SYNC_GROUP
+        content = create_component("tab-content", classes=["sd-tab-content"])
+        mine = [c for c in cells if _framework(c) == fw]
+        if mine:
+            content.extend(mine)
+        else:
+            content += nodes.paragraph("", "", nodes.emphasis("", f"No {LABELS[fw]} code is needed here."))
+        item += label
+        item += content
+        tab_set += item
+    return tab_set
+
+
+class FrameworkTabs(SphinxTransform):
+    """Group runs of adjacent framework-tagged cells into tab-sets."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs):
+        for parent in list(self.document.findall(nodes.Element)):
+            children = list(parent.children)
+            if not any(_framework(c) for c in children):
+                continue
+            new, run = [], []
+            for child in children + [None]:
+                if child is not None and _framework(child):
+                    run.append(child)
+                    continue
+                if run:
+                    new.append(_tab_set(run))
+                    run = []
+                if child is not None:
+                    new.append(child)
+            for child in children:
+                parent.remove(child)
+            parent.extend(new)
+
+
+def _notebook(app, framework, docname):
+    return Path(app.srcdir, app.config.d2l_notebooks_dir, framework, docname + ".ipynb").resolve()
+
+
+class NotebookDownloads(SphinxTransform):
+    """Add links to the page's per-framework notebooks below its title."""
+
+    default_priority = 510
+
+    def apply(self, **kwargs):
+        docname = self.env.docname
+        if not all(_notebook(self.app, fw, docname).is_file() for fw in FRAMEWORKS):
+            return
+        section = next(iter(self.document.findall(nodes.section)), None)
+        if section is None:
+            return
+        up = "../" * docname.count("/")
+        links = " ".join(
+            f'<a class="d2l-download d2l-download-{fw}" href="{up}notebooks/{fw}/{docname}.ipynb" '
+            f'download data-framework="{fw}">{LABELS[fw]}</a>'
+            for fw in FRAMEWORKS
+        )
+        html = (
+            f'<p class="d2l-downloads">Run this section yourself: download its notebook for {links} '
+            f'(see <a href="{up}chapters/running-locally.html">running the notebooks</a>).</p>'
+        )
+        title_index = next((i for i, c in enumerate(section.children) if isinstance(c, nodes.title)), -1)
+        section.insert(title_index + 1, nodes.raw("", html, format="html"))
+
+
+def copy_notebooks(app, exception):
+    """Copy the per-framework notebooks of the built pages next to the HTML."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for docname in app.env.found_docs:
+        for fw in FRAMEWORKS:
+            src = _notebook(app, fw, docname)
+            if src.is_file():
+                dest = Path(app.outdir, "notebooks", fw, docname + ".ipynb")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+
+
+def setup(app):
+    app.setup_extension("sphinx_design")
+    app.add_config_value("d2l_notebooks_dir", "../notebooks", "env")
+    app.add_transform(FrameworkTabs)
+    app.add_transform(NotebookDownloads)
+    app.connect("build-finished", copy_notebooks)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

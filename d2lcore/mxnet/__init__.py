@@ -1,0 +1,22 @@
+"""d2lcore for MXNet. The public names and signatures are those of :mod:`d2lcore.interface`.
+
+Importing this module switches MXNet to its NumPy interface (``npx.set_np()``) and lets MXNet 1.9.1 run on
+NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses.
+"""
+
+import numpy as _np
+
+if "bool" not in vars(_np):
+    _np.bool = bool  # MXNet 1.9.1 refers to numpy.bool, which NumPy 1.24 removed.
+
+from mxnet import npx as _npx  # noqa: E402
+
+_npx.set_np()
+
+from d2lcore.common import *  # noqa: E402, F403
+from d2lcore.common import __all__ as _common  # noqa: E402
+
+from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
+from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
+
+__all__ = [*_common, "NWKernelRegression", "cpu", "num_gpus", "set_seed", "train_nw", "try_gpu"]

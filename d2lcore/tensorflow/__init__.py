@@ -1,0 +1,15 @@
+"""d2lcore for TensorFlow (Keras 3). The public names and signatures are those of :mod:`d2lcore.interface`."""
+
+import os as _os
+
+# Keep TensorFlow's C++ start-up log lines out of notebook outputs; the book sets these in its kernels too.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from d2lcore.common import *  # noqa: E402, F403
+from d2lcore.common import __all__ as _common  # noqa: E402
+
+from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
+from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
+
+__all__ = [*_common, "NWKernelRegression", "cpu", "num_gpus", "set_seed", "train_nw", "try_gpu"]
