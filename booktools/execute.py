@@ -25,9 +25,9 @@ class ExecutionFailed(RuntimeError):
 
 def environment_hash():
     """What every notebook's cache key depends on besides its own cells."""
-    return tree_hash(
-        ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")
-    ) + tree_hash(ROOT / "requirements.txt")
+    return tree_hash(ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")) + tree_hash(
+        ROOT / "requirements.txt"
+    )
 
 
 def cache_key(nb, framework, env_hash):
@@ -73,9 +73,7 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
         client.execute()
     except (CellExecutionError, CellTimeoutError) as err:
         i, cell = _failed_cell(nb)
-        where = (
-            f"cell {cell['id']} (code cell starting {cell['source'].splitlines()[0]!r})" if cell else "a cell"
-        )
+        where = f"cell {cell['id']} (code cell starting {cell['source'].splitlines()[0]!r})" if cell else "a cell"
         raise ExecutionFailed(
             f"{rel(source)} [{framework}]: {where} failed.\n"
             f"Re-run it with: make notebooks SECTION={rel(source).stem} FRAMEWORK={framework}\n{err}"

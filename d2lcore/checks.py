@@ -33,9 +33,7 @@ def check_shapes(**named):
         if shape is None:
             raise TypeError(f"{arg} must be a tensor of shape ({', '.join(dims)}); got {type(x).__name__}")
         if len(shape) != len(dims):
-            raise ValueError(
-                f"{arg} must have {len(dims)} dimension(s), shape ({', '.join(dims)}); got shape {shape}"
-            )
+            raise ValueError(f"{arg} must have {len(dims)} dimension(s), shape ({', '.join(dims)}); got shape {shape}")
         for d, n in zip(dims, shape, strict=True):
             if n is None:
                 continue
