@@ -25,6 +25,9 @@ def main(argv=None):
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
     html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
     sub.add_parser("timings", help="print the recorded execution time of each notebook")
+    sub.add_parser(
+        "sync-saved", help="rewrite the pages' 'Saved in d2lcore' cells from the package"
+    )
     args = parser.parse_args(argv)
 
     if args.command == "kernels":
@@ -46,12 +49,20 @@ def main(argv=None):
         from booktools.site import build_html
 
         build_html(strict=not args.no_strict)
+    elif args.command == "sync-saved":
+        from booktools.paths import rel
+        from booktools.saved import sync
+
+        for source in sources():
+            print(f"{rel(source)}: {sync(source)} cell(s) updated")
     elif args.command == "timings":
         timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
         print(f"{'notebook':<50}" + "".join(f"{fw:>12}" for fw in FRAMEWORKS))
         totals = dict.fromkeys(FRAMEWORKS, 0.0)
         for name, row in timings.items():
-            print(f"{name:<50}" + "".join(f"{row.get(fw, float('nan')):>11.1f}s" for fw in FRAMEWORKS))
+            print(
+                f"{name:<50}" + "".join(f"{row.get(fw, float('nan')):>11.1f}s" for fw in FRAMEWORKS)
+            )
             for fw in FRAMEWORKS:
                 totals[fw] += row.get(fw, 0.0)
         print(f"{'total':<50}" + "".join(f"{totals[fw]:>11.1f}s" for fw in FRAMEWORKS))

@@ -25,9 +25,9 @@ class ExecutionFailed(RuntimeError):
 
 def environment_hash():
     """What every notebook's cache key depends on besides its own cells."""
-    return tree_hash(ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")) + tree_hash(
-        ROOT / "requirements.txt"
-    )
+    return tree_hash(
+        ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")
+    ) + tree_hash(ROOT / "requirements.txt")
 
 
 def cache_key(nb, framework, env_hash):
@@ -73,7 +73,11 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
         client.execute()
     except (CellExecutionError, CellTimeoutError) as err:
         i, cell = _failed_cell(nb)
-        where = f"cell {cell['id']} (code cell starting {cell['source'].splitlines()[0]!r})" if cell else "a cell"
+        where = (
+            f"cell {cell['id']} (code cell starting {cell['source'].splitlines()[0]!r})"
+            if cell
+            else "a cell"
+        )
         raise ExecutionFailed(
             f"{rel(source)} [{framework}]: {where} failed.\n"
             f"Re-run it with: make notebooks SECTION={rel(source).stem} FRAMEWORK={framework}\n{err}"
@@ -107,7 +111,7 @@ def execute_all(sources, frameworks, force=False, jobs=1):
             try:
                 _, seconds = execute_one(source, fw, env_hash, force)
             except ExecutionFailed as err:
-                failures.append(str(err))
+                failures.append(f"{rel(source)} [{fw}]")
                 print(f"FAILED: {err}", flush=True)
                 continue
             report(n, source, fw, seconds)
@@ -119,11 +123,13 @@ def execute_all(sources, frameworks, force=False, jobs=1):
                 try:
                     _, seconds = future.result()
                 except ExecutionFailed as err:
-                    failures.append(str(err))
+                    failures.append(f"{rel(source)} [{fw}]")
                     print(f"FAILED: {err}", flush=True)
                     continue
                 report(n, source, fw, seconds)
     TIMINGS.parent.mkdir(parents=True, exist_ok=True)
     TIMINGS.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
     if failures:
-        raise ExecutionFailed(f"{len(failures)} notebook(s) failed:\n\n" + "\n\n".join(failures))
+        raise ExecutionFailed(
+            f"{len(failures)} notebook(s) failed (see above): " + ", ".join(failures)
+        )

@@ -8,10 +8,12 @@ markdown cells.
 """
 
 import copy
+from pathlib import Path
 
 import nbformat
 
 from booktools.cells import frameworks_of, is_shared
+from booktools.links import rewrite_links
 from booktools.paths import LABELS, notebook_path
 from booktools.split import read_source
 from d2lcore import FRAMEWORKS
@@ -44,15 +46,22 @@ def _prose_tabs(cells):
     return nbformat.v4.new_markdown_cell("\n".join(parts))
 
 
-def merge(source):
-    """The merged notebook of ``source``, from its executed per-framework notebooks."""
-    src = read_source(source)
-    executed = {}
+def _read_executed(source):
+    notebooks = {}
     for fw in FRAMEWORKS:
         path = notebook_path(source, fw)
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: run `make notebooks` first")
-        executed[fw] = {c["id"]: c for c in nbformat.read(path, as_version=4).cells}
+        notebooks[fw] = nbformat.read(path, as_version=4)
+    return notebooks
+
+
+def merge(source, notebooks=None):
+    """The merged notebook of ``source``, from its executed per-framework notebooks (read from
+    _build/notebooks unless given as a dict framework -> notebook)."""
+    src = read_source(source)
+    notebooks = notebooks or _read_executed(source)
+    executed = {fw: {c["id"]: c for c in notebooks[fw].cells} for fw in FRAMEWORKS}
     out = nbformat.v4.new_notebook()
     out.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -61,12 +70,14 @@ def merge(source):
     prose = []
     for cell in src.cells:
         if cell.cell_type == "markdown" and not is_shared(cell):
+            cell.source = rewrite_links(cell.source, Path(source).parent)
             prose.append(cell)
             continue
         if prose:
             out.cells.append(_prose_tabs(prose))
             prose = []
         if cell.cell_type != "code":
+            cell.source = rewrite_links(cell.source, Path(source).parent)
             out.cells.append(cell)
             continue
         runs = {fw: executed[fw][cell.id] for fw in frameworks_of(cell)}

@@ -61,8 +61,9 @@ def toc_files():
 
 
 def rel(path):
-    """``path`` relative to the repository root."""
-    return Path(path).resolve().relative_to(ROOT)
+    """``path`` relative to the repository root (or unchanged if it lies elsewhere)."""
+    path = Path(path).resolve()
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def notebook_path(source, framework):
@@ -75,9 +76,11 @@ def tree_hash(*paths, suffixes=(".py",)):
     h = hashlib.sha256()
     for path in paths:
         path = Path(path)
-        files = sorted(f for f in path.rglob("*") if f.suffix in suffixes) if path.is_dir() else [path]
+        files = (
+            sorted(f for f in path.rglob("*") if f.suffix in suffixes) if path.is_dir() else [path]
+        )
         for f in files:
-            h.update(f.relative_to(ROOT).as_posix().encode())
+            h.update(rel(f).as_posix().encode())
             h.update(f.read_bytes())
     return h.hexdigest()
 

@@ -9,17 +9,32 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
+from booktools.links import rewrite_links
 from booktools.merge import merge
 from booktools.paths import CHAPTERS, HTML, ROOT, SITE, is_notebook, rel, sources, write_if_changed
+from booktools.vendor import ensure_mathjax
 
 
 def stage():
     """Fill _build/site, rewriting only files whose content changed; return the staged paths."""
-    staged = set()
-    for name in ("_config.yml", "_toc.yml"):
-        write_if_changed(SITE / name, (ROOT / name).read_bytes())
-        staged.add(SITE / name)
+    staged = {SITE / "_config.yml", SITE / "_toc.yml"}
+    write_if_changed(SITE / "_toc.yml", (ROOT / "_toc.yml").read_bytes())
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    mathjax = ensure_mathjax()
+    if mathjax is not None:  # serve MathJax with the book instead of from its CDN
+        sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+        sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
+        sphinx_config["html_static_path"] = [
+            "_vendor"
+        ]  # not _static: Jupyter Book links every .js there
+        for path in sorted(mathjax.rglob("*")):
+            if path.is_file():
+                target = SITE / "_vendor" / "mathjax" / path.relative_to(mathjax)
+                write_if_changed(target, path.read_bytes())
+                staged.add(target)
+    write_if_changed(SITE / "_config.yml", yaml.safe_dump(config, sort_keys=False))
     notebooks = set(sources())
     for path in sorted(CHAPTERS.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
@@ -27,6 +42,9 @@ def stage():
         if path.suffix == ".md" and (path in notebooks or is_notebook(path)):
             target = SITE / rel(path).with_suffix(".ipynb")
             write_if_changed(target, nbformat.writes(merge(path)) + "\n")
+        elif path.suffix == ".md":
+            target = SITE / rel(path)
+            write_if_changed(target, rewrite_links(path.read_text(encoding="utf-8"), path.parent))
         else:
             target = SITE / rel(path)
             write_if_changed(target, path.read_bytes())
@@ -46,5 +64,7 @@ def build_html(strict=True):
     print("$", " ".join(cmd), flush=True)
     result = subprocess.run(cmd, cwd=ROOT)
     if result.returncode != 0:
-        raise SystemExit(f"the book build failed (exit {result.returncode}); see the warnings above")
+        raise SystemExit(
+            f"the book build failed (exit {result.returncode}); see the warnings above"
+        )
     print(f"The book is in {rel(HTML)}/index.html", flush=True)

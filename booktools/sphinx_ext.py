@@ -43,7 +43,9 @@ def _tab_set(cells):
         if mine:
             content.extend(mine)
         else:
-            content += nodes.paragraph("", "", nodes.emphasis("", f"No {LABELS[fw]} code is needed here."))
+            content += nodes.paragraph(
+                "", "", nodes.emphasis("", f"No {LABELS[fw]} code is needed here.")
+            )
         item += label
         item += content
         tab_set += item
@@ -101,7 +103,9 @@ class NotebookDownloads(SphinxTransform):
             f'<p class="d2l-downloads">Run this section yourself: download its notebook for {links} '
             f'(see <a href="{up}chapters/running-locally.html">running the notebooks</a>).</p>'
         )
-        title_index = next((i for i, c in enumerate(section.children) if isinstance(c, nodes.title)), -1)
+        title_index = next(
+            (i for i, c in enumerate(section.children) if isinstance(c, nodes.title)), -1
+        )
         section.insert(title_index + 1, nodes.raw("", html, format="html"))
 
 

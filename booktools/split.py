@@ -15,6 +15,7 @@ import jupytext
 import nbformat
 
 from booktools.cells import frameworks_of
+from booktools.links import rewrite_links
 from booktools.paths import KERNELS, LABELS, rel
 
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
@@ -71,6 +72,7 @@ def split(source, framework):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":
+            cell.source = rewrite_links(cell.source, source.parent)
             _embed_images(cell, source.parent)
         out.cells.append(cell)
     nbformat.validate(out)

@@ -16,5 +16,9 @@ __version__ = "0.1.0"
 FRAMEWORKS = ("mxnet", "pytorch", "tensorflow")
 """The frameworks, in the order the book shows them. ``pytorch`` is the module ``d2lcore.torch``."""
 
-MODULE_OF = {"mxnet": "d2lcore.mxnet", "pytorch": "d2lcore.torch", "tensorflow": "d2lcore.tensorflow"}
+MODULE_OF = {
+    "mxnet": "d2lcore.mxnet",
+    "pytorch": "d2lcore.torch",
+    "tensorflow": "d2lcore.tensorflow",
+}
 """The ``d2lcore`` module that implements each framework."""

@@ -28,21 +28,27 @@ def check_shapes(**named):
     for arg, (x, spec) in named.items():
         dims = spec.split()
         if not all(_DIM.match(d) for d in dims):
-            raise ValueError(f"bad shape spec {spec!r} for {arg!r}: use names or numbers separated by spaces")
+            raise ValueError(
+                f"bad shape spec {spec!r} for {arg!r}: use names or numbers separated by spaces"
+            )
         shape = _shape_of(x)
         if shape is None:
-            raise TypeError(f"{arg} must be a tensor of shape ({', '.join(dims)}); got {type(x).__name__}")
+            raise TypeError(
+                f"{arg} must be a tensor of shape ({', '.join(dims)}); got {type(x).__name__}"
+            )
         if len(shape) != len(dims):
-            raise ValueError(f"{arg} must have {len(dims)} dimension(s), shape ({', '.join(dims)}); got shape {shape}")
+            raise ValueError(
+                f"{arg} must have {len(dims)} dimension(s), shape ({', '.join(dims)}); got shape {shape}"
+            )
         for d, n in zip(dims, shape, strict=True):
             if n is None:
                 continue
             expected = int(d) if d.isdigit() else sizes.setdefault(d, n)
             if n != expected:
-                known = ", ".join(str(sizes.get(e, e)) if not e.isdigit() else e for e in dims)
+                known = ", ".join(d if d.isdigit() else str(sizes.get(d, d)) for d in dims)
+                why = "" if d.isdigit() else f" ({d} = {expected} from the other arguments)"
                 raise ValueError(
-                    f"{arg} must have shape ({', '.join(dims)}) = ({known}); got shape {shape} "
-                    f"(dimension {d!r} is {expected} elsewhere)"
+                    f"{arg} must have shape ({', '.join(dims)}) = ({known}); got shape {shape}{why}"
                 )
     return sizes
 

@@ -2,7 +2,15 @@
 
 from d2lcore.checks import check_shapes
 from d2lcore.convert import to_numpy
-from d2lcore.plotting import Animator, plot, plt, set_axes, set_figsize, show_heatmaps, use_svg_display
+from d2lcore.plotting import (
+    Animator,
+    plot,
+    plt,
+    set_axes,
+    set_figsize,
+    show_heatmaps,
+    use_svg_display,
+)
 from d2lcore.timer import Timer
 
 __all__ = [

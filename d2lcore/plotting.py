@@ -89,7 +89,9 @@ def plot(
     if len(X) == 1 and len(Y) > 1:
         X = X * len(Y)
     if len(X) != len(Y):
-        raise ValueError(f"X has {len(X)} series but Y has {len(Y)}: give one X for all, or one per Y")
+        raise ValueError(
+            f"X has {len(X)} series but Y has {len(Y)}: give one X for all, or one per Y"
+        )
     for i, (x, y) in enumerate(zip(X, Y, strict=True)):
         if len(x) != len(y):
             raise ValueError(f"series {i}: X has {len(x)} points but Y has {len(y)}")
@@ -104,19 +106,24 @@ def plot(
 
 
 def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
-    """Draw a grid of heatmaps, e.g. attention weights.
+    """Draw a grid of heatmaps, e.g. of attention weights.
 
-    matrices: shape (num_rows, num_cols, num_queries, num_keys); cell (i, j) of the grid shows matrices[i, j],
-    with one row per query and one column per key. ``titles`` label the columns of the grid.
+    matrices: shape (num_rows, num_cols, num_queries, num_keys). Panel (i, j) of the
+    grid shows matrices[i, j], one row per query and one column per key. All panels
+    share one colour scale, from min(0, smallest entry) to the largest entry, and one
+    colour bar. ``titles`` label the columns of the grid.
     """
     check_shapes(matrices=(matrices, "num_rows num_cols num_queries num_keys"))
     matrices = to_numpy(matrices)
     num_rows, num_cols = matrices.shape[:2]
+    vmin, vmax = min(matrices.min(), 0), matrices.max()
     use_svg_display()
-    fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        num_rows, num_cols, figsize=figsize, sharex=True, sharey=True, squeeze=False
+    )
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
-            pcm = ax.imshow(matrix, cmap=cmap)
+            pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
@@ -151,9 +158,17 @@ class Animator:
         use_svg_display()
         self.fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
         self.axes = axes[0, 0]
-        plt.close(self.fig)  # we display it ourselves; the notebook must not show it again at the cell's end
+        plt.close(
+            self.fig
+        )  # we display it ourselves; the notebook must not show it again at the cell's end
         self.config = dict(
-            xlabel=xlabel, ylabel=ylabel, xlim=xlim, ylim=ylim, xscale=xscale, yscale=yscale, legend=legend
+            xlabel=xlabel,
+            ylabel=ylabel,
+            xlim=xlim,
+            ylim=ylim,
+            xscale=xscale,
+            yscale=yscale,
+            legend=legend,
         )
         self.fmts = fmts
         self.X, self.Y = None, None
@@ -166,7 +181,9 @@ class Animator:
         if self.X is None:
             self.X, self.Y = [[] for _ in ys], [[] for _ in ys]
         if len(ys) != len(self.Y):
-            raise ValueError(f"this Animator draws {len(self.Y)} curve(s); add() got {len(ys)} value(s)")
+            raise ValueError(
+                f"this Animator draws {len(self.Y)} curve(s); add() got {len(ys)} value(s)"
+            )
         for i, (a, b) in enumerate(zip(xs, ys, strict=True)):
             if a is not None and b is not None:
                 self.X[i].append(float(a))

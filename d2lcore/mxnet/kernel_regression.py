@@ -19,9 +19,13 @@ class NWKernelRegression(nn.Block):
         # queries: (n,); keys, values: (n, m), the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
         queries = queries.reshape(-1, 1)  # (n, 1): broadcasts against the m keys of its row
-        self.attention_weights = npx.softmax(-(((queries - keys) * self.w.data()) ** 2) / 2, axis=1)  # (n, m)
+        self.attention_weights = npx.softmax(
+            -(((queries - keys) * self.w.data()) ** 2) / 2, axis=1
+        )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
-        return npx.batch_dot(np.expand_dims(self.attention_weights, 1), np.expand_dims(values, -1)).reshape(-1)
+        return npx.batch_dot(
+            np.expand_dims(self.attention_weights, 1), np.expand_dims(values, -1)
+        ).reshape(-1)
 
 
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):

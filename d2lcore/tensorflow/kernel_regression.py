@@ -19,7 +19,9 @@ class NWKernelRegression(keras.layers.Layer):
         # queries: (n,); keys, values: (n, m), the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
         queries = tf.reshape(queries, (-1, 1))  # (n, 1): broadcasts against the m keys of its row
-        self.attention_weights = tf.nn.softmax(-(((queries - keys) * self.w) ** 2) / 2, axis=1)  # (n, m)
+        self.attention_weights = tf.nn.softmax(
+            -(((queries - keys) * self.w) ** 2) / 2, axis=1
+        )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
         return tf.reshape(tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), -1)
 

@@ -19,7 +19,9 @@ class NWKernelRegression(nn.Module):
         # queries: (n,); keys, values: (n, m), the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
         queries = queries.reshape(-1, 1)  # (n, 1): broadcasts against the m keys of its row
-        self.attention_weights = torch.softmax(-(((queries - keys) * self.w) ** 2) / 2, dim=1)  # (n, m)
+        self.attention_weights = torch.softmax(
+            -(((queries - keys) * self.w) ** 2) / 2, dim=1
+        )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
         return torch.bmm(self.attention_weights.unsqueeze(1), values.unsqueeze(-1)).reshape(-1)
 

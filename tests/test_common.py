@@ -1,0 +1,196 @@
+"""The framework-neutral helpers (plotting, timing, shape checks) and each framework's seeds and devices."""
+
+import time
+
+import matplotlib
+import numpy as np
+import pytest
+
+from d2lcore import checks, convert, plotting
+from d2lcore.timer import Timer
+
+matplotlib.use("Agg")
+
+
+# --- shape checks ---------------------------------------------------------------------------------------------
+
+
+def test_check_shapes_binds_names(tensor):
+    sizes = checks.check_shapes(a=(tensor(np.zeros((2, 3))), "n m"), b=(tensor(np.zeros(2)), "n"))
+    assert sizes == {"n": 2, "m": 3}
+
+
+def test_check_shapes_fixed_size(tensor):
+    checks.check_shapes(x=(tensor(np.zeros((4, 3))), "n 3"))
+    with pytest.raises(
+        ValueError, match=r"x must have shape \(n, 3\) = \(4, 3\); got shape \(4, 2\)$"
+    ):
+        checks.check_shapes(x=(tensor(np.zeros((4, 2))), "n 3"))
+
+
+def test_check_shapes_rejects_non_tensors():
+    with pytest.raises(TypeError, match="x must be a tensor of shape \\(n\\); got list"):
+        checks.check_shapes(x=([1, 2], "n"))
+
+
+def test_check_int():
+    assert checks.check_int("k", 3, minimum=0) == 3
+    with pytest.raises(TypeError, match="k must be an int; got float 1.5"):
+        checks.check_int("k", 1.5)
+    with pytest.raises(TypeError, match="got bool"):
+        checks.check_int("k", True)
+    with pytest.raises(ValueError, match="k must be >= 0; got -1"):
+        checks.check_int("k", -1, minimum=0)
+
+
+# --- conversion -----------------------------------------------------------------------------------------------
+
+
+def test_to_numpy(tensor):
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    out = convert.to_numpy(tensor(a))
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, a)
+    np.testing.assert_array_equal(convert.to_numpy([[1, 2]]), [[1, 2]])
+
+
+# --- plotting -------------------------------------------------------------------------------------------------
+
+
+def test_show_heatmaps_draws_each_matrix(tensor):
+    m = np.random.default_rng(0).random((2, 3, 4, 5)).astype("float32")
+    fig = plotting.show_heatmaps(tensor(m), xlabel="Keys", ylabel="Queries", titles=["a", "b", "c"])
+    heat_axes = [ax for ax in fig.axes if ax.images]
+    assert len(heat_axes) == 6
+    assert len(fig.axes) == 7  # six heatmaps and a colorbar
+    for k, ax in enumerate(heat_axes):
+        np.testing.assert_allclose(ax.images[0].get_array(), m[k // 3, k % 3])
+    assert heat_axes[3].get_xlabel() == "Keys" and heat_axes[0].get_ylabel() == "Queries"
+    assert [ax.get_title() for ax in heat_axes[:3]] == ["a", "b", "c"]
+    plotting.plt.close(fig)
+
+
+def test_show_heatmaps_rejects_wrong_rank(tensor):
+    with pytest.raises(
+        ValueError, match=r"matrices must have 4 dimension\(s\), shape \(num_rows, num_cols, "
+    ):
+        plotting.show_heatmaps(tensor(np.eye(3)), xlabel="k", ylabel="q")
+
+
+def test_plot_draws_the_series(tensor):
+    x = np.linspace(0, 1, 5)
+    ax = plotting.plot(tensor(x), [tensor(x**2), tensor(x**3)], "x", "y", legend=["sq", "cube"])
+    lines = ax.get_lines()
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[1].get_ydata(), x**3)
+    assert ax.get_xlabel() == "x" and [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "sq",
+        "cube",
+    ]
+    plotting.plt.close("all")
+
+
+def test_plot_without_x_uses_indices():
+    ax = plotting.plot([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [0, 1, 2])
+    plotting.plt.close("all")
+
+
+def test_plot_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="series 0: X has 3 points but Y has 2"):
+        plotting.plot([0.0, 1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="X has 2 series but Y has 3"):
+        plotting.plot([[0.0, 1.0], [0.0, 1.0]], [[1.0, 2.0]] * 3)
+
+
+def test_animator_records_points():
+    animator = plotting.Animator(xlabel="epoch", legend=["train", "test"])
+    animator.add(1, [0.5, 0.7])
+    animator.add(2, [0.25, None])
+    assert animator.X == [[1.0, 2.0], [1.0]] and animator.Y == [[0.5, 0.25], [0.7]]
+    assert len(animator.axes.get_lines()) == 2
+    with pytest.raises(
+        ValueError, match=r"this Animator draws 2 curve\(s\); add\(\) got 1 value\(s\)"
+    ):
+        animator.add(3, 0.1)
+
+
+# --- timer ----------------------------------------------------------------------------------------------------
+
+
+def test_timer():
+    timer = Timer()
+    time.sleep(0.01)
+    first = timer.stop()
+    timer.start()
+    second = timer.stop()
+    assert first >= 0.01 and second >= 0
+    assert timer.sum() == pytest.approx(first + second)
+    assert timer.avg() == pytest.approx((first + second) / 2)
+    assert timer.cumsum() == pytest.approx([first, first + second])
+
+
+# --- seeds and devices, per framework -------------------------------------------------------------------------
+
+
+def _random(framework, d2l):
+    if framework == "mxnet":
+        from mxnet import np as mnp
+
+        return d2l.to_numpy(mnp.random.uniform(size=5))
+    if framework == "pytorch":
+        import torch
+
+        return torch.rand(5).numpy()
+    import tensorflow as tf
+
+    return tf.random.uniform((5,)).numpy()
+
+
+def test_set_seed_makes_random_numbers_repeat(d2l, framework):
+    d2l.set_seed(42)
+    a, a_np = _random(framework, d2l), np.random.rand(3)
+    d2l.set_seed(42)
+    b, b_np = _random(framework, d2l), np.random.rand(3)
+    d2l.set_seed(43)
+    c = _random(framework, d2l)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a_np, b_np)
+    assert not np.array_equal(a, c)
+
+
+def test_set_seed_rejects_bad_seeds(d2l):
+    with pytest.raises(TypeError, match="seed must be an int"):
+        d2l.set_seed(1.5)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        d2l.set_seed(-3)
+
+
+def test_try_gpu_returns_a_device(d2l, framework):
+    device = d2l.try_gpu()
+    if framework == "mxnet":
+        import mxnet as mx
+
+        assert isinstance(device, mx.Context)
+        expected = mx.gpu(0) if d2l.num_gpus() else mx.cpu()
+    elif framework == "pytorch":
+        import torch
+
+        assert isinstance(device, torch.device)
+        expected = torch.device("cuda:0") if d2l.num_gpus() else torch.device("cpu")
+    else:
+        import tensorflow as tf
+
+        assert isinstance(device, tf.config.LogicalDevice)
+        assert device.device_type == ("GPU" if d2l.num_gpus() else "CPU")
+        with tf.device(device.name):  # usable as the framework expects
+            assert tf.ones(1).device.endswith(device.name.split("device:")[-1])
+        expected = device
+    assert device == expected
+    assert "object at 0x" not in repr(device)
+
+
+def test_try_gpu_falls_back_to_cpu(d2l):
+    assert d2l.try_gpu(d2l.num_gpus()) == d2l.cpu()
+    with pytest.raises(ValueError, match="i must be >= 0"):
+        d2l.try_gpu(-1)

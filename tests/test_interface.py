@@ -1,0 +1,89 @@
+"""Every framework module of d2lcore offers exactly the interface of d2lcore.interface, with the same signatures."""
+
+import importlib
+import inspect
+import subprocess
+import sys
+import types
+
+import pytest
+
+from d2lcore import FRAMEWORKS, MODULE_OF, interface
+
+# For a layer, the interface's `forward` is the method that calling the layer runs.
+FORWARD = {"mxnet": "forward", "pytorch": "forward", "tensorflow": "call"}
+
+
+def public_names(module):
+    """The public names of a module, without its own submodules (re-exported modules such as plt count)."""
+    names = set()
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType) and value.__name__.startswith(module.__name__ + "."):
+            continue
+        names.add(name)
+    return names
+
+
+INTERFACE = {
+    name
+    for name, value in vars(interface).items()
+    if not name.startswith("_")
+    and (inspect.isfunction(value) or inspect.isclass(value) or name == "plt")
+}
+
+
+def methods(cls):
+    return {
+        name: value
+        for name, value in vars(cls).items()
+        if inspect.isfunction(value) and name != "__init__"
+    }
+
+
+def test_interface_is_not_empty():
+    assert {"show_heatmaps", "try_gpu", "set_seed", "NWKernelRegression", "train_nw"} <= INTERFACE
+
+
+def test_importing_d2lcore_imports_no_framework():
+    code = (
+        "import sys, d2lcore, d2lcore.interface, d2lcore.plotting, d2lcore.checks, d2lcore.timer;"
+        "loaded = {'mxnet', 'torch', 'tensorflow', 'keras'} & set(sys.modules);"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_exactly_the_interface_names(framework):
+    module = importlib.import_module(MODULE_OF[framework])
+    names = public_names(module)
+    assert names - INTERFACE == set(), f"{module.__name__} has public names the interface lacks"
+    assert INTERFACE - names == set(), f"{module.__name__} lacks names of the interface"
+    assert set(module.__all__) == INTERFACE
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("name", sorted(INTERFACE - {"plt"}))
+def test_same_signature(framework, name):
+    module = importlib.import_module(MODULE_OF[framework])
+    spec, impl = getattr(interface, name), getattr(module, name)
+    if inspect.isfunction(spec):
+        assert inspect.isfunction(impl), f"{name} should be a function"
+        assert inspect.signature(impl) == inspect.signature(spec)
+        return
+    assert inspect.isclass(impl), f"{name} should be a class"
+    assert inspect.signature(impl.__init__) == inspect.signature(spec.__init__)
+    for method, spec_fn in methods(spec).items():
+        impl_name = FORWARD[framework] if method == "forward" else method
+        impl_fn = getattr(impl, impl_name, None)
+        assert impl_fn is not None, f"{name}.{impl_name} is missing"
+        assert inspect.signature(impl_fn) == inspect.signature(spec_fn), f"{name}.{impl_name}"
+
+
+def test_neutral_names_are_one_object():
+    """Framework-neutral names are the same object in every module: the code lives once."""
+    modules = [importlib.import_module(MODULE_OF[fw]) for fw in FRAMEWORKS]
+    for name in ("show_heatmaps", "plot", "Animator", "Timer", "check_shapes", "to_numpy", "plt"):
+        assert len({id(getattr(m, name)) for m in modules}) == 1, name

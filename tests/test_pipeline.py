@@ -1,0 +1,191 @@
+"""The book pipeline: split a MyST source per framework, merge executed notebooks, cache keys."""
+
+import nbformat
+import pytest
+
+from booktools import execute
+from booktools.merge import merge
+from booktools.paths import tree_hash
+from booktools.split import split
+from d2lcore import FRAMEWORKS
+
+SOURCE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A Section
+
+Shared prose with a figure: ![a square](img/square.svg)
+
+```{code-cell} ipython3
+:tags: [mxnet]
+import mxnet
+```
+
+```{code-cell} ipython3
+:tags: [pytorch]
+import torch
+```
+
+```{code-cell} ipython3
+:tags: [tensorflow]
+import tensorflow
+```
+
++++ {"tags": ["pytorch"]}
+
+Only PyTorch readers see this.
+
++++
+
+```{code-cell} ipython3
+print("same everywhere")
+```
+
+```{code-cell} ipython3
+print(framework_name)
+```
+"""
+
+
+@pytest.fixture
+def source(tmp_path):
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "square.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    path = tmp_path / "section.md"
+    path.write_text(SOURCE)
+    return path
+
+
+def test_split_keeps_each_frameworks_cells(source):
+    notebooks = {fw: split(source, fw) for fw in FRAMEWORKS}
+    code = {
+        fw: [c.source for c in nb.cells if c.cell_type == "code"] for fw, nb in notebooks.items()
+    }
+    assert code["mxnet"] == ["import mxnet", 'print("same everywhere")', "print(framework_name)"]
+    assert code["pytorch"][0] == "import torch" and code["tensorflow"][0] == "import tensorflow"
+    prose = {
+        fw: " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        for fw, nb in notebooks.items()
+    }
+    assert "Only PyTorch readers" in prose["pytorch"]
+    assert "Only PyTorch readers" not in prose["mxnet"] + prose["tensorflow"]
+    for fw, nb in notebooks.items():
+        assert nb.metadata.kernelspec.name == f"d2l-{fw}"
+        assert nb.metadata.d2l.framework == fw
+        assert "jupytext" not in nb.metadata
+        nbformat.validate(nb)
+
+
+def test_split_ids_are_fixed_and_shared(source):
+    ids = {fw: [c.id for c in split(source, fw).cells] for fw in FRAMEWORKS}
+    shared = set(ids["mxnet"]) & set(ids["pytorch"]) & set(ids["tensorflow"])
+    assert {"c000", "c005", "c006"} == shared  # the title and the two shared code cells
+    assert ids == {
+        fw: [c.id for c in split(source, fw).cells] for fw in FRAMEWORKS
+    }  # same on every run
+
+
+def test_split_embeds_images(source):
+    first = split(source, "pytorch").cells[0]
+    assert "attachment:square.svg" in first.source
+    assert "image/svg+xml" in first.attachments["square.svg"]
+
+
+def test_split_reports_a_missing_image(source):
+    source.write_text(SOURCE.replace("img/square.svg", "img/missing.svg"))
+    with pytest.raises(FileNotFoundError, match="image 'img/missing.svg' in cell c000 not found"):
+        split(source, "mxnet")
+
+
+def _executed(source):
+    """Fake executed notebooks: the last cell prints the framework's name."""
+    notebooks = {}
+    for fw in FRAMEWORKS:
+        nb = split(source, fw)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                text = fw if "framework_name" in cell.source else "same everywhere"
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+        notebooks[fw] = nb
+    return notebooks
+
+
+def test_merge_shows_equal_outputs_once_and_different_ones_per_framework(source):
+    merged = merge(source, _executed(source))
+    code = [c for c in merged.cells if c.cell_type == "code"]
+    tags = [c.metadata.get("tags", []) for c in code]
+    assert tags[:3] == [["mxnet"], ["pytorch"], ["tensorflow"]]
+    assert [c.source for c in code[3:4]] == ['print("same everywhere")'] and tags[3] == []
+    assert [t for t in tags[4:]] == [["mxnet"], ["pytorch"], ["tensorflow"]]
+    assert [c.outputs[0].text for c in code[4:]] == ["mxnet\n", "pytorch\n", "tensorflow\n"]
+    nbformat.validate(merged)
+
+
+def test_merge_turns_tagged_prose_into_tabs(source):
+    merged = merge(source, _executed(source))
+    tabs = next(
+        c.source for c in merged.cells if c.cell_type == "markdown" and "tab-set" in c.source
+    )
+    assert ":sync-group: framework" in tabs
+    order = [tabs.index(f":sync: {fw}") for fw in FRAMEWORKS]
+    assert order == sorted(order)
+    assert "Only PyTorch readers see this." in tabs and "*Nothing specific to MXNet here.*" in tabs
+    assert "attachment:" not in merged.cells[0].source  # the page keeps its image links
+
+
+def test_cache_key_follows_cells_and_environment(source):
+    nb = split(source, "pytorch")
+    key = execute.cache_key(nb, "pytorch", "env-1")
+    assert key == execute.cache_key(split(source, "pytorch"), "pytorch", "env-1")
+    assert key != execute.cache_key(nb, "pytorch", "env-2")
+    assert key != execute.cache_key(nb, "tensorflow", "env-1")
+    nb.cells[1].source += "\n# changed"
+    assert key != execute.cache_key(nb, "pytorch", "env-1")
+
+
+def test_tree_hash_changes_with_any_file(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "notes.bin").write_text("ignored")
+    before = tree_hash(tmp_path / "pkg")
+    (tmp_path / "pkg" / "notes.bin").write_text("still ignored")
+    assert tree_hash(tmp_path / "pkg") == before
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    assert tree_hash(tmp_path / "pkg") != before
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    assert tree_hash(tmp_path / "pkg") == before
+    (tmp_path / "pkg" / "b.py").write_text("")
+    assert tree_hash(tmp_path / "pkg") != before
+
+
+def test_links_to_sections_become_notebook_links(source, tmp_path):
+    from booktools.links import rewrite_links
+
+    (tmp_path / "plain.md").write_text("# Not a notebook\n")
+    text = "See [the section](section.md#a-section), [a page](plain.md) and [the web](https://x.org/a.md)."
+    assert rewrite_links(text, tmp_path) == (
+        "See [the section](section.ipynb#a-section), [a page](plain.md) and [the web](https://x.org/a.md)."
+    )
+
+
+def test_sync_restores_an_edited_saved_cell(tmp_path):
+    """`python -m booktools sync-saved` rewrites a page's saved cell from the package."""
+    import shutil
+
+    from booktools.paths import CHAPTERS
+    from booktools.saved import mismatches, saved_cells, sync
+
+    page = tmp_path / "nadaraya-watson.md"
+    shutil.copy(CHAPTERS / "attention" / "nadaraya-watson.md", page)
+    page.write_text(page.read_text().replace("epoch + 1, losses[-1]", "epoch, losses[-1]"))
+    assert any(mismatches(code, f) for _, f, code in saved_cells(page))
+    assert sync(page) == 3
+    assert all(mismatches(code, f) == [] for _, f, code in saved_cells(page))
