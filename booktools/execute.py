@@ -14,7 +14,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
-from booktools.kernels import kernel_env
+from booktools.kernels import install_kernels, kernel_env
 from booktools.paths import KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
 from booktools.split import split
 
@@ -93,6 +93,7 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
 
 def execute_all(sources, frameworks, force=False, jobs=1):
     """Execute every (source, framework) notebook, printing progress; record the times in _build/timings.json."""
+    install_kernels()  # cheap, and keeps the kernels in step with booktools/kernels.py
     env_hash = environment_hash()
     work = [(s, fw) for fw in frameworks for s in sources]
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}

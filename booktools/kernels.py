@@ -35,7 +35,10 @@ def install_kernels(prefix=sys.prefix):
         folder = Path(prefix) / "share" / "jupyter" / "kernels" / name
         folder.mkdir(parents=True, exist_ok=True)
         spec = {
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "argv": [
+                *(sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"),
+                "--IPKernelApp.log_level=ERROR",  # not the warning about local unencrypted TCP
+            ],
             "display_name": f"Python 3 ({LABELS[framework]})",
             "language": "python",
             "env": kernel_env(framework),
