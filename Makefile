@@ -41,8 +41,8 @@ timings:
 	@$(PY) -m booktools timings
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks
-	$(VENV)/bin/ruff format --check d2lcore booktools tests benchmarks
+	$(VENV)/bin/ruff check d2lcore booktools tests
+	$(VENV)/bin/ruff format --check d2lcore booktools tests
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not browser" tests
