@@ -94,7 +94,7 @@ class NotebookDownloads(SphinxTransform):
         if section is None:
             return
         up = "../" * docname.count("/")
-        links = " ".join(
+        links = " · ".join(
             f'<a class="d2l-download d2l-download-{fw}" href="{up}notebooks/{fw}/{docname}.ipynb" '
             f'download data-framework="{fw}">{LABELS[fw]}</a>'
             for fw in FRAMEWORKS
@@ -122,8 +122,14 @@ def copy_notebooks(app, exception):
                 shutil.copyfile(src, dest)
 
 
+def _add_static(app):
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
 def setup(app):
     app.setup_extension("sphinx_design")
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("d2l.css")
     app.add_config_value("d2l_notebooks_dir", "../notebooks", "env")
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
