@@ -11,7 +11,7 @@ NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help book notebooks html test lint unit nbval browser-test browser lab clean distclean timings
+.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings
 
 help:
 	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
@@ -44,6 +44,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check d2lcore booktools tests
 	$(VENV)/bin/ruff format --check d2lcore booktools tests
 
+# The notebooks' code too; I001 (import order) is off because d2lcore is imported before the framework.
+lint-notebooks: notebooks
+	$(VENV)/bin/ruff check --ignore I001 _build/notebooks
+
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not browser" tests
 
@@ -63,6 +67,7 @@ test: $(STAMP) browser
 	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) nbval
+	$(MAKE) lint-notebooks
 	$(MAKE) html
 	$(MAKE) browser-test
 

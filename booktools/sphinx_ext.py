@@ -10,6 +10,7 @@
 """
 
 import shutil
+import zipfile
 from pathlib import Path
 
 from docutils import nodes
@@ -96,7 +97,7 @@ class NotebookDownloads(SphinxTransform):
         up = "../" * docname.count("/")
         links = " · ".join(
             f'<a class="d2l-download d2l-download-{fw}" href="{up}notebooks/{fw}/{docname}.ipynb" '
-            f'download data-framework="{fw}">{LABELS[fw]}</a>'
+            f'download="{Path(docname).name}-{fw}.ipynb" data-framework="{fw}">{LABELS[fw]}</a>'
             for fw in FRAMEWORKS
         )
         html = (
@@ -110,16 +111,33 @@ class NotebookDownloads(SphinxTransform):
 
 
 def copy_notebooks(app, exception):
-    """Copy the per-framework notebooks of the built pages next to the HTML."""
+    """Copy the per-framework notebooks of the built pages next to the HTML, and put each framework's
+    notebooks into one zip file, notebooks/<framework>.zip."""
     if exception is not None or app.builder.format != "html":
         return
-    for docname in app.env.found_docs:
-        for fw in FRAMEWORKS:
+    for fw in FRAMEWORKS:
+        copied = []
+        for docname in sorted(app.env.found_docs):
             src = _notebook(app, fw, docname)
             if src.is_file():
                 dest = Path(app.outdir, "notebooks", fw, docname + ".ipynb")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
+                copied.append((docname, src))
+        if copied:
+            _write_zip(Path(app.outdir, "notebooks", f"{fw}.zip"), fw, copied)
+
+
+def _write_zip(path, framework, notebooks):
+    """A zip of (docname, file) pairs under <framework>/, with fixed timestamps so equal content gives
+    an equal file; written to a temporary name first, then renamed."""
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for docname, src in notebooks:
+            info = zipfile.ZipInfo(f"{framework}/{docname}.ipynb", date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, src.read_bytes())
+    tmp.replace(path)
 
 
 def _add_static(app):

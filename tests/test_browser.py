@@ -13,7 +13,9 @@ import http.server
 import json
 import os
 import threading
+import zipfile
 from collections.abc import Iterator
+from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -364,7 +366,35 @@ def test_notebook_downloads(page: Page, context: BrowserContext, site_url: str, 
         # The browser saves the notebook instead of opening it.
         with page.expect_download() as download_info:
             link.click()
-        assert download_info.value.suggested_filename == f"{PurePosixPath(docname).name}.ipynb"
+        assert (
+            download_info.value.suggested_filename
+            == f"{PurePosixPath(docname).name}-{framework}.ipynb"
+        )
+
+
+def test_all_notebooks_of_a_framework_as_one_zip(
+    page: Page, context: BrowserContext, site_url: str
+):
+    """The running-locally page links one zip per framework, holding that framework's notebook of every page
+    that offers downloads, and nothing else."""
+    page.goto(site_url + "chapters/running-locally.html")
+    links = page.locator("a.d2l-notebook-zip")
+    expect(links).to_have_count(len(FRAMEWORKS))
+    expected = {PurePosixPath(p).with_suffix("").as_posix() for p in DOWNLOAD_PAGES}
+    assert expected, "no page offers notebook downloads"
+    for link, framework in zip(links.all(), FRAMEWORKS, strict=True):
+        url = link.evaluate("a => a.href")
+        assert url == f"{site_url}notebooks/{framework}.zip"
+        response = context.request.get(url)
+        assert response.status == 200, f"{url}: HTTP {response.status}"
+        with zipfile.ZipFile(BytesIO(response.body())) as zf:
+            names = zf.namelist()
+            assert {
+                PurePosixPath(n).relative_to(framework).with_suffix("").as_posix() for n in names
+            } == expected
+            for name in names:
+                notebook = json.loads(zf.read(name))
+                assert notebook["metadata"]["d2l"]["framework"] == framework, name
 
 
 @pytest.mark.parametrize("path", _params(ALL_PAGES) + [pytest.param("index.html", id="index.html")])
