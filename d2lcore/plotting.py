@@ -116,6 +116,10 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     check_shapes(matrices=(matrices, "num_rows num_cols num_queries num_keys"))
     matrices = to_numpy(matrices)
     num_rows, num_cols = matrices.shape[:2]
+    if titles is not None and len(titles) != num_cols:
+        raise ValueError(
+            f"titles must have one entry per column of the grid ({num_cols}); got {len(titles)}"
+        )
     vmin, vmax = min(matrices.min(), 0), matrices.max()
     use_svg_display()
     fig, axes = plt.subplots(

@@ -77,6 +77,21 @@ def test_show_heatmaps_rejects_wrong_rank(tensor):
         plotting.show_heatmaps(tensor(np.eye(3)), xlabel="k", ylabel="q")
 
 
+def test_show_heatmaps_needs_a_title_per_column(tensor):
+    with pytest.raises(
+        ValueError, match=r"titles must have one entry per column of the grid \(2\); got 1"
+    ):
+        plotting.show_heatmaps(tensor(np.zeros((1, 2, 3, 3))), "k", "q", titles=["only one"])
+
+
+def test_show_heatmaps_shares_one_colour_scale(tensor):
+    m = np.stack([np.full((2, 2), 0.2), np.eye(2)]).reshape(1, 2, 2, 2).astype("float32")
+    fig = plotting.show_heatmaps(tensor(m), "k", "q")
+    limits = {ax.images[0].get_clim() for ax in fig.axes if ax.images}
+    assert limits == {(0.0, 1.0)}  # a constant panel is not blank: it uses the common scale
+    plotting.plt.close(fig)
+
+
 def test_plot_draws_the_series(tensor):
     x = np.linspace(0, 1, 5)
     ax = plotting.plot(tensor(x), [tensor(x**2), tensor(x**3)], "x", "y", legend=["sq", "cube"])

@@ -71,6 +71,7 @@ def test_equal_keys_give_the_mean_of_values(d2l, framework, tensor):
     np.testing.assert_allclose(out, [1.5, 5.5], rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:Attempting to set identical low and high xlims")
 def test_first_step_follows_the_gradient(d2l, framework, tensor, data):
     """One epoch moves w by -lr * dL/dw, with dL/dw taken by central differences in float64."""
     x, y, keys, values = data
@@ -114,6 +115,15 @@ def test_gradient_is_finite(d2l, framework, tensor, data):
     net = new_net(d2l, framework)
     d2l.train_nw(net, tensor(x), tensor(keys), tensor(values), tensor(y), lr=0.5, num_epochs=2)
     assert np.isfinite(w_of(net, framework))
+
+
+def test_train_rejects_column_targets(d2l, framework, tensor, data):
+    x, y, keys, values = data
+    net = new_net(d2l, framework)
+    with pytest.raises(
+        ValueError, match=r"targets must have 1 dimension\(s\), shape \(n\); got shape \(30, 1\)"
+    ):
+        d2l.train_nw(net, tensor(x), tensor(keys), tensor(values), tensor(y.reshape(-1, 1)))
 
 
 @pytest.mark.parametrize(

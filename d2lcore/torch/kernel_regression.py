@@ -27,7 +27,10 @@ class NWKernelRegression(nn.Module):
 
 
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
-    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns each epoch's loss (before its update)."""
+    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns each epoch's loss (before its update).
+
+    queries, targets: (n,); keys, values: (n, m)."""
+    check_shapes(queries=(queries, "n"), targets=(targets, "n"))  # a (n, 1) target would broadcast
     optimizer = torch.optim.SGD(net.parameters(), lr=lr)
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []
