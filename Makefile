@@ -72,7 +72,7 @@ test: $(STAMP) browser
 	$(MAKE) browser-test
 
 lab: notebooks
-	$(VENV)/bin/jupyter lab --notebook-dir=_build/notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=_build/notebooks $(if $(SUDO),,--allow-root)
 
 clean:
 	rm -rf _build
