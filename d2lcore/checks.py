@@ -45,8 +45,12 @@ def check_shapes(**named):
                 continue
             expected = int(d) if d.isdigit() else sizes.setdefault(d, n)
             if n != expected:
-                known = ", ".join(d if d.isdigit() else str(sizes.get(d, d)) for d in dims)
-                why = "" if d.isdigit() else f" ({d} = {expected} from the other arguments)"
+                known = ", ".join(
+                    d if d.isdigit() else str(sizes.get(d, d)) for d in dims
+                )
+                why = (
+                    "" if d.isdigit() else f" ({d} = {expected} from the other arguments)"
+                )
                 raise ValueError(
                     f"{arg} must have shape ({', '.join(dims)}) = ({known}); got shape {shape}{why}"
                 )

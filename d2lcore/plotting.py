@@ -118,7 +118,7 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(
-            f"titles must have one entry per column of the grid ({num_cols}); got {len(titles)}"
+            f"titles must name each of the {num_cols} columns; got {len(titles)}"
         )
     vmin, vmax = min(matrices.min(), 0), matrices.max()
     use_svg_display()

@@ -78,9 +78,7 @@ def test_show_heatmaps_rejects_wrong_rank(tensor):
 
 
 def test_show_heatmaps_needs_a_title_per_column(tensor):
-    with pytest.raises(
-        ValueError, match=r"titles must have one entry per column of the grid \(2\); got 1"
-    ):
+    with pytest.raises(ValueError, match=r"titles must name each of the 2 columns; got 1"):
         plotting.show_heatmaps(tensor(np.zeros((1, 2, 3, 3))), "k", "q", titles=["only one"])
 
 

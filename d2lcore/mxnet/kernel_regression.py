@@ -8,7 +8,8 @@ from d2lcore.plotting import Animator
 
 
 class NWKernelRegression(nn.Block):
-    """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w (initialised to 1)."""
+    """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w
+    (initialised to 1)."""
 
     def __init__(self):
         super().__init__()
@@ -16,9 +17,9 @@ class NWKernelRegression(nn.Block):
         self.attention_weights = None
 
     def forward(self, queries, keys, values):
-        # queries: (n,); keys, values: (n, m), the m key-value pairs that query i attends to
+        # queries: (n,); keys, values: (n, m): the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
-        queries = queries.reshape(-1, 1)  # (n, 1): broadcasts against the m keys of its row
+        queries = queries.reshape(-1, 1)  # (n, 1): broadcasts against its row of keys
         self.attention_weights = npx.softmax(
             -(((queries - keys) * self.w.data()) ** 2) / 2, axis=1
         )  # (n, m)
@@ -29,10 +30,10 @@ class NWKernelRegression(nn.Block):
 
 
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
-    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns each epoch's loss (before its update).
-
-    queries, targets: (n,); keys, values: (n, m)."""
-    check_shapes(queries=(queries, "n"), targets=(targets, "n"))  # a (n, 1) target would broadcast
+    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns the loss of each
+    epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
+    # targets of shape (n, 1) would silently broadcast against the predictions
+    check_shapes(queries=(queries, "n"), targets=(targets, "n"))
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": lr})
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []

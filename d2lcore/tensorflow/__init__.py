@@ -12,4 +12,12 @@ from d2lcore.common import __all__ as _common  # noqa: E402
 from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
 from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
 
-__all__ = [*_common, "NWKernelRegression", "cpu", "num_gpus", "set_seed", "train_nw", "try_gpu"]
+__all__ = [
+    *_common,
+    "NWKernelRegression",
+    "cpu",
+    "num_gpus",
+    "set_seed",
+    "train_nw",
+    "try_gpu",
+]

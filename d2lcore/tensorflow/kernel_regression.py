@@ -8,7 +8,8 @@ from d2lcore.plotting import Animator
 
 
 class NWKernelRegression(keras.layers.Layer):
-    """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w (initialised to 1)."""
+    """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w
+    (initialised to 1)."""
 
     def __init__(self):
         super().__init__()
@@ -16,21 +17,25 @@ class NWKernelRegression(keras.layers.Layer):
         self.attention_weights = None
 
     def call(self, queries, keys, values):
-        # queries: (n,); keys, values: (n, m), the m key-value pairs that query i attends to
+        # queries: (n,); keys, values: (n, m): the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
-        queries = tf.reshape(queries, (-1, 1))  # (n, 1): broadcasts against the m keys of its row
+        queries = tf.reshape(
+            queries, (-1, 1)
+        )  # (n, 1): broadcasts against its row of keys
         self.attention_weights = tf.nn.softmax(
             -(((queries - keys) * self.w) ** 2) / 2, axis=1
         )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
-        return tf.reshape(tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), -1)
+        return tf.reshape(
+            tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), -1
+        )
 
 
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
-    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns each epoch's loss (before its update).
-
-    queries, targets: (n,); keys, values: (n, m)."""
-    check_shapes(queries=(queries, "n"), targets=(targets, "n"))  # a (n, 1) target would broadcast
+    """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns the loss of each
+    epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
+    # targets of shape (n, 1) would silently broadcast against the predictions
+    check_shapes(queries=(queries, "n"), targets=(targets, "n"))
     optimizer = keras.optimizers.SGD(learning_rate=lr)
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []

@@ -6,4 +6,12 @@ from d2lcore.common import __all__ as _common
 from .kernel_regression import NWKernelRegression, train_nw
 from .runtime import cpu, num_gpus, set_seed, try_gpu
 
-__all__ = [*_common, "NWKernelRegression", "cpu", "num_gpus", "set_seed", "train_nw", "try_gpu"]
+__all__ = [
+    *_common,
+    "NWKernelRegression",
+    "cpu",
+    "num_gpus",
+    "set_seed",
+    "train_nw",
+    "try_gpu",
+]
