@@ -11,7 +11,7 @@ NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings
+.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings constraints
 
 help:
 	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
@@ -21,11 +21,11 @@ help:
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt constraints.txt pyproject.toml
 	@echo "== Creating $(VENV) and installing the pinned stack (a few minutes the first time)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
-	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
 	touch $@
 
@@ -70,6 +70,11 @@ test: $(STAMP) browser
 	$(MAKE) lint-notebooks
 	$(MAKE) html
 	$(MAKE) browser-test
+
+# After a change to requirements.txt: record the exact versions that were installed and tested.
+constraints: $(STAMP)
+	{ head -n 3 constraints.txt; $(PY) -m pip freeze --exclude-editable | grep -vE '^(torch|d2lcore)=='; } > constraints.tmp
+	mv constraints.tmp constraints.txt
 
 lab: notebooks
 	$(VENV)/bin/jupyter lab --notebook-dir=_build/notebooks $(if $(SUDO),,--allow-root)

@@ -1,8 +1,8 @@
 """Execute the per-framework notebooks, each in its framework's kernel, with a cache.
 
-An executed notebook stores the key it was executed under (``metadata.d2l.cache_key``): a hash of the notebook's
-cells, of ``d2lcore``, of ``data/``, of ``requirements.txt`` and of the kernel's environment. A notebook whose key
-has not changed is not executed again.
+An executed notebook stores the key it was executed under (``metadata.d2l.cache_key``): a hash of its cells, of
+``d2lcore``, of ``data/``, of the pinned versions (``requirements.txt``, ``constraints.txt``) and of the kernel's
+environment. A notebook whose key has not changed is not executed again.
 """
 
 import hashlib
@@ -27,7 +27,7 @@ def environment_hash():
     """What every notebook's cache key depends on besides its own cells."""
     return tree_hash(
         ROOT / "d2lcore", ROOT / "data", suffixes=(".py", ".txt", ".tsv", ".json", ".md")
-    ) + tree_hash(ROOT / "requirements.txt")
+    ) + tree_hash(ROOT / "requirements.txt", ROOT / "constraints.txt")
 
 
 def cache_key(nb, framework, env_hash):
