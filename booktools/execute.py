@@ -106,28 +106,24 @@ def execute_all(sources, frameworks, force=False, jobs=1):
         if seconds is not None:
             timings.setdefault(rel(source).as_posix(), {})[fw] = round(seconds, 1)
 
+    def finish(n, source, fw, result):
+        try:
+            _, seconds = result()
+        except ExecutionFailed as err:
+            failures.append(f"{rel(source)} [{fw}]")
+            print(f"FAILED: {err}", flush=True)
+            return
+        report(n, source, fw, seconds)
+
     if jobs <= 1:
         for n, (source, fw) in enumerate(work, 1):
             print(f"[{n}/{total}] {fw:<10} {rel(source)} ...", flush=True)
-            try:
-                _, seconds = execute_one(source, fw, env_hash, force)
-            except ExecutionFailed as err:
-                failures.append(f"{rel(source)} [{fw}]")
-                print(f"FAILED: {err}", flush=True)
-                continue
-            report(n, source, fw, seconds)
+            finish(n, source, fw, lambda s=source, f=fw: execute_one(s, f, env_hash, force))
     else:
         with ProcessPoolExecutor(jobs) as pool:
             futures = {pool.submit(execute_one, s, fw, env_hash, force): (s, fw) for s, fw in work}
             for n, future in enumerate(as_completed(futures), 1):
-                source, fw = futures[future]
-                try:
-                    _, seconds = future.result()
-                except ExecutionFailed as err:
-                    failures.append(f"{rel(source)} [{fw}]")
-                    print(f"FAILED: {err}", flush=True)
-                    continue
-                report(n, source, fw, seconds)
+                finish(n, *futures[future], future.result)
     TIMINGS.parent.mkdir(parents=True, exist_ok=True)
     TIMINGS.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
     if failures:

@@ -13,7 +13,7 @@ import yaml
 
 from booktools.links import rewrite_links
 from booktools.merge import merge
-from booktools.paths import CHAPTERS, HTML, ROOT, SITE, is_notebook, rel, sources, write_if_changed
+from booktools.paths import CHAPTERS, HTML, ROOT, SITE, rel, sources, write_if_changed
 from booktools.vendor import ensure_mathjax
 
 
@@ -26,9 +26,8 @@ def stage():
     if mathjax is not None:  # serve MathJax with the book instead of from its CDN
         sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
         sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
-        sphinx_config["html_static_path"] = [
-            "_vendor"
-        ]  # not _static: Jupyter Book links every .js there
+        # not _static: Jupyter Book adds a script tag for every .js file there
+        sphinx_config["html_static_path"] = ["_vendor"]
         for path in sorted(mathjax.rglob("*")):
             if path.is_file():
                 target = SITE / "_vendor" / "mathjax" / path.relative_to(mathjax)
@@ -39,7 +38,7 @@ def stage():
     for path in sorted(CHAPTERS.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
             continue
-        if path.suffix == ".md" and (path in notebooks or is_notebook(path)):
+        if path in notebooks:
             target = SITE / rel(path).with_suffix(".ipynb")
             write_if_changed(target, nbformat.writes(merge(path)) + "\n")
         elif path.suffix == ".md":
