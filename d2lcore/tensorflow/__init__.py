@@ -9,11 +9,15 @@ _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 from d2lcore.common import *  # noqa: E402, F403
 from d2lcore.common import __all__ as _common  # noqa: E402
 
+from .attention import AdditiveAttention, DotProductAttention, masked_softmax
 from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
 from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
 
 __all__ = [
     *_common,
+    "AdditiveAttention",
+    "DotProductAttention",
+    "masked_softmax",
     "NWKernelRegression",
     "cpu",
     "num_gpus",
