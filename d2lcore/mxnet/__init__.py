@@ -18,7 +18,10 @@ from d2lcore.common import __all__ as _common  # noqa: E402
 
 from .attention import AdditiveAttention, DotProductAttention, masked_softmax  # noqa: E402
 from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
+from .multihead import MultiHeadAttention, transpose_output, transpose_qkv  # noqa: E402
+from .positional import PositionalEncoding  # noqa: E402
 from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
+from .weights import export_weights, load_weights  # noqa: E402
 
 __all__ = [
     *_common,
@@ -31,4 +34,10 @@ __all__ = [
     "set_seed",
     "train_nw",
     "try_gpu",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "transpose_output",
+    "transpose_qkv",
+    "export_weights",
+    "load_weights",
 ]
