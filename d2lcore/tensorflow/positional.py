@@ -1,0 +1,59 @@
+"""Sinusoidal positional encoding in TensorFlow (section 6). Vaswani et al., 2017,
+"Attention is all you need"."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from d2lcore.checks import check_int, check_shapes
+
+
+def _sinusoid_table(max_len, num_hiddens):
+    """(1, max_len, num_hiddens) float32: column 2j holds sin(i w_j), column 2j + 1 holds
+    cos(i w_j) for position i, with w_j = 1 / 10000^(2j / num_hiddens)."""
+    positions = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+    # 2j = 0, 2, 4, ...: one frequency per even column (ceil(num_hiddens / 2) of them)
+    freqs = 1.0 / 10000 ** (np.arange(0, num_hiddens, 2) / num_hiddens)
+    angles = positions * freqs  # (max_len, ceil(num_hiddens / 2))
+    P = np.zeros((1, max_len, num_hiddens), dtype=np.float32)
+    P[0, :, 0::2] = np.sin(angles)
+    P[0, :, 1::2] = np.cos(
+        angles[:, : num_hiddens // 2]
+    )  # odd num_hiddens: one cos fewer
+    return P
+
+
+class PositionalEncoding(keras.layers.Layer):
+    """Adds the sinusoidal encodings of positions offset, ..., offset + steps - 1 to X
+    (batch, steps, num_hiddens), then applies dropout. ``P`` is the whole table,
+    (1, max_len, num_hiddens), computed once (a constant, not a weight)."""
+
+    def __init__(self, num_hiddens, dropout, max_len=1000):
+        super().__init__()
+        self._allow_non_tensor_positional_args = True  # offset is a Python int
+        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
+        self.max_len = check_int("max_len", max_len, minimum=1)
+        self.dropout = keras.layers.Dropout(dropout)
+        self.P = tf.constant(_sinusoid_table(max_len, num_hiddens))
+
+    def call(self, X, offset=0, training=None):
+        # X: (batch, steps, num_hiddens)
+        steps = check_shapes(X=(X, "batch steps num_hiddens")).get("steps")
+        if X.shape[-1] not in (None, self.num_hiddens):
+            raise ValueError(
+                f"X's last dimension must be num_hiddens = {self.num_hiddens}; "
+                f"got X of shape {tuple(X.shape)}"
+            )
+        check_int("offset", offset, minimum=0)
+        if steps is None:  # unknown until run time (tf.function): check it in the graph
+            steps = tf.shape(X)[1]
+            tf.debugging.assert_less_equal(
+                offset + steps, self.max_len, message="too many positions: raise max_len"
+            )
+        elif offset + steps > self.max_len:
+            raise ValueError(
+                f"positions {offset} ... {offset + steps - 1} do not fit in the table of "
+                f"max_len = {self.max_len} positions: raise max_len"
+            )
+        P = tf.cast(self.P[:, offset : offset + steps, :], X.dtype)
+        return self.dropout(X + P, training=training)
