@@ -66,6 +66,8 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
         nb,
         kernel_name=KERNELS[framework],
         timeout=timeout,
+        # one stream output per cell and name: a print is not split by when the kernel flushed it
+        coalesce_streams=True,
         resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()

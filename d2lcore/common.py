@@ -1,6 +1,6 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import check_int, check_shapes
 from d2lcore.convert import to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.metrics import bleu
@@ -28,6 +28,7 @@ __all__ = [
     "Vocab",
     "bleu",
     "build_array_nmt",
+    "check_int",
     "check_shapes",
     "download",
     "download_extract",

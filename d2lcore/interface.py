@@ -90,6 +90,10 @@ def check_shapes(**named):
     """*neutral.* ``check_shapes(keys=(k, "n m"), ...)``: check shapes against named dimensions; return the sizes."""
 
 
+def check_int(name, value, minimum=None):
+    """*neutral.* Check that ``value`` is an int (not a bool) of at least ``minimum``; return it."""
+
+
 def to_numpy(x):
     """*neutral.* Any framework's tensor as a NumPy array."""
 
@@ -330,7 +334,8 @@ class AttentionDecoder(Decoder):
 
 
 class EncoderDecoder:
-    """encoder(enc_X, *args) -> decoder.init_state(outputs, *args) -> decoder(dec_X, state) -> (Y_hat, state)."""
+    """``encoder(enc_X, *args)``, then ``decoder.init_state(outputs, *args)``, then ``decoder(dec_X, state)``:
+    returns ``(Y_hat, state)``."""
 
     def __init__(self, encoder, decoder): ...
 
