@@ -17,10 +17,24 @@ from d2lcore.common import *  # noqa: E402, F403
 from d2lcore.common import __all__ as _common  # noqa: E402
 
 from .attention import AdditiveAttention, DotProductAttention, masked_softmax  # noqa: E402
+from .data import load_array, load_data_nmt  # noqa: E402
+from .encoder_decoder import (  # noqa: E402
+    AttentionDecoder,
+    Decoder,
+    Encoder,
+    EncoderDecoder,
+)
 from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
 from .multihead import MultiHeadAttention, transpose_output, transpose_qkv  # noqa: E402
 from .positional import PositionalEncoding  # noqa: E402
 from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
+from .seq2seq import (  # noqa: E402
+    MaskedSoftmaxCELoss,
+    Seq2SeqAttentionDecoder,
+    Seq2SeqEncoder,
+    sequence_mask,
+)
+from .training import predict_seq2seq, train_seq2seq  # noqa: E402
 from .weights import export_weights, load_weights  # noqa: E402
 
 __all__ = [
@@ -29,6 +43,18 @@ __all__ = [
     "DotProductAttention",
     "masked_softmax",
     "NWKernelRegression",
+    "load_array",
+    "load_data_nmt",
+    "AttentionDecoder",
+    "Decoder",
+    "Encoder",
+    "EncoderDecoder",
+    "MaskedSoftmaxCELoss",
+    "Seq2SeqAttentionDecoder",
+    "Seq2SeqEncoder",
+    "sequence_mask",
+    "predict_seq2seq",
+    "train_seq2seq",
     "cpu",
     "num_gpus",
     "set_seed",

@@ -7,6 +7,9 @@ from .attention import AdditiveAttention, DotProductAttention, masked_softmax
 from .data import load_array, load_data_nmt
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder, EncoderDecoder
 from .kernel_regression import NWKernelRegression, train_nw
+from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
+from .positional import PositionalEncoding
+from .runtime import cpu, num_gpus, set_seed, try_gpu
 from .seq2seq import (
     MaskedSoftmaxCELoss,
     Seq2SeqAttentionDecoder,
@@ -14,9 +17,6 @@ from .seq2seq import (
     sequence_mask,
 )
 from .training import predict_seq2seq, train_seq2seq
-from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
-from .positional import PositionalEncoding
-from .runtime import cpu, num_gpus, set_seed, try_gpu
 from .weights import export_weights, load_weights
 
 __all__ = [

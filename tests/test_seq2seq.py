@@ -1,0 +1,271 @@
+"""Section 4's encoder–decoder with Bahdanau attention: shapes, the masked loss, the same
+function in every framework, training and greedy translation."""
+
+import contextlib
+import importlib
+import io
+import math
+
+import numpy as np
+import pytest
+
+from d2lcore import FRAMEWORKS, MODULE_OF
+from d2lcore.convert import to_numpy
+from tests.conftest import make_tensor
+
+INDEX_DTYPE = {"mxnet": np.int32, "pytorch": np.int64, "tensorflow": np.int32}
+
+
+def module(framework):
+    return importlib.import_module(MODULE_OF[framework])
+
+
+def indices(framework, array):
+    return make_tensor(framework, np.asarray(array).astype(INDEX_DTYPE[framework]))
+
+
+def new_net(framework, src_vocab=12, tgt_vocab=11, dropout=0.0, embed=8, hiddens=16, layers=2):
+    d2l = module(framework)
+    net = d2l.EncoderDecoder(
+        d2l.Seq2SeqEncoder(src_vocab, embed, hiddens, layers, dropout),
+        d2l.Seq2SeqAttentionDecoder(tgt_vocab, embed, hiddens, layers, dropout),
+    )
+    if framework == "mxnet":
+        net.initialize()
+    return net
+
+
+def evaluate(framework, net, *args):
+    """net(*args) in evaluation mode (dropout off)."""
+    if framework == "pytorch":
+        import torch
+
+        net.eval()
+        with torch.no_grad():
+            return net(*args)
+    if framework == "tensorflow":
+        return net(*args, training=False)
+    return net(*args)  # MXNet: outside autograd.record()
+
+
+def test_shapes_of_the_syllabus_example(d2l, framework):
+    """vocab 10, embed 8, hidden 16, 2 layers, X zeros (4, 7): the same layout everywhere."""
+    encoder = d2l.Seq2SeqEncoder(vocab_size=10, embed_size=8, num_hiddens=16, num_layers=2)
+    decoder = d2l.Seq2SeqAttentionDecoder(vocab_size=10, embed_size=8, num_hiddens=16, num_layers=2)
+    if framework == "mxnet":
+        encoder.initialize()
+        decoder.initialize()
+    X = indices(framework, np.zeros((4, 7)))
+    state = decoder.init_state(evaluate(framework, encoder, X), None)
+    output, state = evaluate(framework, decoder, X, state)
+    assert tuple(output.shape) == (4, 7, 10)
+    assert len(state) == 3
+    assert tuple(state[0].shape) == (4, 7, 16)  # encoder outputs, batch first
+    assert tuple(state[1].shape) == (2, 4, 16)  # hidden: (num_layers, batch, num_hiddens)
+    weights = to_numpy(decoder.attention_weights)
+    assert weights.shape == (4, 7, 7)  # (batch, decoder steps, source steps)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1, rtol=1e-6)
+
+
+def test_masked_softmax_ce_loss_of_the_syllabus_demo(d2l, framework, tensor):
+    loss = d2l.MaskedSoftmaxCELoss()
+    pred = tensor(np.ones((3, 4, 10), dtype=np.float32))
+    label = indices(framework, np.ones((3, 4)))
+    valid_len = indices(framework, [4, 2, 0])
+    out = to_numpy(loss(pred, label, valid_len))
+    np.testing.assert_allclose(out, [4 * math.log(10), 2 * math.log(10), 0], rtol=1e-5)
+
+
+def test_masked_softmax_ce_loss_matches_numpy(d2l, framework, tensor):
+    rng = np.random.default_rng(1)
+    pred = rng.normal(size=(2, 3, 5)).astype(np.float32)
+    label = np.array([[4, 0, 2], [1, 1, 3]])
+    log_p = pred - np.log(np.exp(pred).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(log_p, label[..., None], -1)[..., 0]  # (2, 3)
+    expected = [ce[0, :1].sum(), ce[1].sum()]
+    out = d2l.MaskedSoftmaxCELoss()(
+        tensor(pred), indices(framework, label), indices(framework, [1, 3])
+    )
+    np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-5)
+
+
+def test_sequence_mask(d2l, framework, tensor):
+    X = tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    out = to_numpy(d2l.sequence_mask(X, indices(framework, [1, 2]), value=-1))
+    expected = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    expected[0, 1:] = -1
+    expected[1, 2:] = -1
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(to_numpy(X), np.arange(24).reshape(2, 3, 4))  # X unchanged
+    out2 = to_numpy(
+        d2l.sequence_mask(tensor(np.ones((2, 3), np.float32)), indices(framework, [0, 3]))
+    )
+    np.testing.assert_array_equal(out2, [[0, 0, 0], [1, 1, 1]])
+    with pytest.raises(ValueError, match="valid_len must have shape"):
+        d2l.sequence_mask(X, indices(framework, [1, 2, 3]))
+
+
+def test_the_same_function_in_every_framework():
+    """Same weights (exported from PyTorch), same inputs: the same logits, final state and
+    attention weights in every framework, in evaluation mode (dropout 0.5 must be off)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 12, (3, 6))
+    dec_X = rng.integers(0, 11, (3, 5))
+    valid_len = np.array([6, 3, 1])
+    results, weights = {}, None
+    for framework in ("pytorch", "mxnet", "tensorflow"):
+        d2l = module(framework)
+        net = new_net(framework, dropout=0.5)
+        args = (indices(framework, X), indices(framework, dec_X), indices(framework, valid_len))
+        evaluate(framework, net, *args)  # creates the weights whose sizes are inferred
+        if weights is None:
+            weights = d2l.export_weights(net)
+            assert "decoder.rnn.weight_ih_l0" in weights
+            assert weights["decoder.rnn.weight_ih_l0"].shape == (3 * 16, 8 + 16)
+        d2l.load_weights(net, weights)
+        exported = d2l.export_weights(net)
+        assert all(np.array_equal(exported[name], weights[name]) for name in weights)
+        Y, state = evaluate(framework, net, *args)
+        attention = to_numpy(net.decoder.attention_weights)
+        results[framework] = (to_numpy(Y), to_numpy(state[1]), attention)
+        assert (attention[1, :, 3:] == 0).all() and (attention[2, :, 1:] == 0).all()
+    for framework in ("mxnet", "tensorflow"):
+        for got, expected in zip(results[framework], results["pytorch"]):
+            np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-5)
+
+
+# A tiny translation task: copy a sequence of words and reverse it
+def toy_data(d2l, num_examples=32, num_steps=6, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(8)]
+    vocab = d2l.Vocab(words * 2, min_freq=2, reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    lengths = rng.integers(1, num_steps, num_examples)
+    source = [list(rng.choice(words, n)) for n in lengths]
+    target = [line[::-1] for line in source]
+    src, src_len = d2l.build_array_nmt(source, vocab, num_steps)
+    tgt, tgt_len = d2l.build_array_nmt(target, vocab, num_steps)
+    return d2l.load_array((src, src_len, tgt, tgt_len), batch_size=8), vocab
+
+
+def train(framework, num_epochs, lr=0.02, dropout=0.0, seed=0):
+    d2l = module(framework)
+    d2l.set_seed(seed)
+    data_iter, vocab = toy_data(d2l)
+    net = new_net(framework, len(vocab), len(vocab), dropout=dropout, embed=8, hiddens=16)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        losses = d2l.train_seq2seq(net, data_iter, lr, num_epochs, vocab, d2l.cpu())
+    return net, vocab, losses, output.getvalue()
+
+
+def test_training_learns_and_is_reproducible(framework):
+    net, vocab, losses, printed = train(framework, num_epochs=12, dropout=0.2)
+    assert len(losses) == 12 and all(np.isfinite(losses))
+    assert losses[-1] < 0.75 * losses[0], losses
+    assert printed.startswith(f"loss per token {losses[-1]:.3f}, ")
+    assert " tokens/s over 12 epochs (" in printed
+    _, _, again, _ = train(framework, num_epochs=12, dropout=0.2)
+    assert again == losses  # the same seed gives the same run, dropout included
+
+
+def test_the_same_training_in_every_framework():
+    """After the same seed: the same batches and the same initial weights (NumPy draws them,
+    d2lcore.initialization), hence the same losses without dropout, up to float rounding."""
+    runs = {framework: train(framework, num_epochs=3) for framework in FRAMEWORKS}
+    for framework in ("mxnet", "tensorflow"):
+        np.testing.assert_allclose(runs[framework][2], runs["pytorch"][2], rtol=2e-4)
+
+
+def test_initialisation_rule():
+    """lr = 0 leaves the initial weights: identical in every framework, zero biases, weight
+    matrices within the Xavier-uniform bound sqrt(6 / (fan_in + fan_out))."""
+    weights = {}
+    for framework in FRAMEWORKS:
+        net, *_ = train(framework, num_epochs=1, lr=0.0)
+        weights[framework] = module(framework).export_weights(net)
+    names = sorted(weights["pytorch"])
+    for framework in ("mxnet", "tensorflow"):
+        assert sorted(weights[framework]) == names
+        for name in names:
+            np.testing.assert_array_equal(weights[framework][name], weights["pytorch"][name])
+    for name, w in weights["pytorch"].items():
+        if "bias" in name:
+            assert (w == 0).all(), name
+        else:
+            bound = math.sqrt(6 / sum(w.shape))
+            assert np.abs(w).max() <= bound and np.abs(w).max() > 0.5 * bound, name
+
+
+def test_predict_on_an_untrained_model(d2l, framework):
+    src_vocab = d2l.Vocab(
+        "a b c d".split() * 2, min_freq=2, reserved_tokens=["<pad>", "<bos>", "<eos>"]
+    )
+    net = new_net(framework, len(src_vocab), 11, dropout=0.3)
+    # Record the valid length the encoder is given
+    seen = []
+    init_state = net.decoder.init_state
+    net.decoder.init_state = lambda outputs, valid_lens: (
+        seen.append(to_numpy(valid_lens).tolist()) or init_state(outputs, valid_lens)
+    )
+    tgt_vocab = d2l.Vocab(
+        [f"t{i}" for i in range(7)] * 2, min_freq=2, reserved_tokens=["<pad>", "<bos>", "<eos>"]
+    )
+    translation, attention = d2l.predict_seq2seq(
+        net, "A b.", src_vocab, tgt_vocab, 6, d2l.cpu(), save_attention_weights=True
+    )
+    assert isinstance(translation, str)
+    tokens = translation.split()
+    assert len(tokens) <= 6 and "<eos>" not in tokens and "<bos>" not in tokens
+    assert len(attention) == min(len(tokens) + 1, 6)  # the <eos> step is included
+    assert seen == [[4]]  # "a b ." + <eos>
+    for row in attention:
+        assert row.shape == (6,)
+        np.testing.assert_allclose(row[:4].sum(), 1, rtol=1e-5)
+        assert (row[:4] > 0).all() and (row[4:] == 0).all()
+    # Deterministic in evaluation mode; [] when not saved
+    again, no_attention = d2l.predict_seq2seq(net, "a b .", src_vocab, tgt_vocab, 6, d2l.cpu())
+    assert again == translation and no_attention == []
+    # A sentence longer than num_steps: the valid length counts the kept tokens
+    d2l.predict_seq2seq(net, "a b c d a b c", src_vocab, tgt_vocab, 5, d2l.cpu())
+    assert seen[-1] == [5]
+
+
+def test_predict_rejects_bad_input(d2l, framework):
+    vocab = d2l.Vocab(["a", "a"], min_freq=2, reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    net = new_net(framework, len(vocab), len(vocab))
+    with pytest.raises(ValueError, match="src_sentence is empty"):
+        d2l.predict_seq2seq(net, "  ", vocab, vocab, 5, d2l.cpu())
+    with pytest.raises(TypeError, match="num_steps must be an int"):
+        d2l.predict_seq2seq(net, "a", vocab, vocab, 5.0, d2l.cpu())
+    with pytest.raises(TypeError, match="src_sentence must be a str"):
+        d2l.predict_seq2seq(net, ["a"], vocab, vocab, 5, d2l.cpu())
+
+
+def test_encoder_rejects_a_wrong_rank(d2l, framework):
+    encoder = d2l.Seq2SeqEncoder(10, 4, 8, 1)
+    if framework == "mxnet":
+        encoder.initialize()
+    with pytest.raises(ValueError, match="X must have 2 dimension"):
+        encoder(indices(framework, np.zeros((2, 3, 1))))
+
+
+def test_gru_dropout_between_layers_in_training(d2l, framework, tensor):
+    """Two calls in training mode differ (dropout is on), in evaluation mode they agree."""
+    encoder = d2l.Seq2SeqEncoder(10, 8, 16, 2, dropout=0.5)
+    if framework == "mxnet":
+        encoder.initialize()
+    X = indices(framework, np.arange(12).reshape(3, 4) % 10)
+    if framework == "pytorch":
+        encoder.train()
+        first, second = encoder(X)[0], encoder(X)[0]
+    elif framework == "mxnet":
+        from mxnet import autograd
+
+        with autograd.record():
+            first, second = encoder(X)[0], encoder(X)[0]
+    else:
+        first, second = encoder(X, training=True)[0], encoder(X, training=True)[0]
+    first, second = to_numpy(first), to_numpy(second)
+    assert np.abs(first - second).max() > 0.1 * np.abs(first).max()
+    a, b = evaluate(framework, encoder, X)[0], evaluate(framework, encoder, X)[0]
+    np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
