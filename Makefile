@@ -11,13 +11,14 @@ NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings constraints
+.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings constraints bench
 
 help:
 	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
 	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
 	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
 	@echo "make lab        JupyterLab on the per-framework notebooks"
+	@echo "make bench      time the section 4 training run in each framework (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
 
@@ -40,9 +41,13 @@ html: notebooks
 timings:
 	@$(PY) -m booktools timings
 
+# Speed of the section 4 training run per framework (run it on an otherwise idle machine).
+bench: $(STAMP)
+	$(PY) benchmarks/bahdanau.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check d2lcore booktools tests
-	$(VENV)/bin/ruff format --check d2lcore booktools tests
+	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks
+	$(VENV)/bin/ruff format --check d2lcore booktools tests benchmarks
 
 # The notebooks' code too; I001 (import order) is off because d2lcore is imported before the framework.
 lint-notebooks: notebooks

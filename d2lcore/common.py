@@ -3,6 +3,7 @@
 from d2lcore.checks import check_int, check_shapes
 from d2lcore.convert import to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
+from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.metrics import bleu
 from d2lcore.plotting import (
     Animator,
@@ -43,4 +44,5 @@ __all__ = [
     "tokenize_nmt",
     "truncate_pad",
     "use_svg_display",
+    "xavier_uniform_weights",
 ]

@@ -379,6 +379,12 @@ class MaskedSoftmaxCELoss:
     def forward(self, pred, label, valid_len): ...
 
 
+def xavier_uniform_weights(weights):
+    """*neutral.* New ``{canonical name: array}`` for ``export_weights``' output: every weight matrix drawn
+    from U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010), biases zero, other entries kept;
+    drawn with NumPy's global generator, so every framework starts from the same weights after ``set_seed``."""
+
+
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
     prints the final per-token loss and tokens/second over the whole run. Returns the per-epoch losses."""

@@ -5,12 +5,9 @@ Framework-neutral (Python and NumPy only); used for the English–French transla
 
 import collections
 
-import numpy as np
+import numpy
 
 from d2lcore.checks import check_int
-
-_NO_BREAK_SPACES = ("\u202f", "\u00a0")  # narrow no-break space, no-break space
-_PUNCTUATION = ",.!?"
 
 
 def preprocess_nmt(text):
@@ -24,12 +21,12 @@ def preprocess_nmt(text):
     if not isinstance(text, str):
         raise TypeError(f"text must be a str; got {type(text).__name__}")
     text = text.replace("\r\n", "\n")
-    for space in _NO_BREAK_SPACES:
-        text = text.replace(space, " ")
+    # U+202F (narrow no-break space) and U+00A0 (no-break space) -> plain spaces
+    text = text.replace("\u202f", " ").replace("\u00a0", " ")
     text = text.lower()
     out = []
     for i, char in enumerate(text):
-        if i > 0 and char in _PUNCTUATION and text[i - 1] != " ":
+        if i > 0 and char in ",.!?" and text[i - 1] != " ":
             out.append(" ")
         out.append(char)
     return "".join(out)
@@ -214,6 +211,6 @@ def build_array_nmt(lines, vocab, num_steps):
             )
     pad, eos = vocab["<pad>"], vocab["<eos>"]
     rows = [truncate_pad([*vocab[list(line)], eos], num_steps, pad) for line in lines]
-    array = np.array(rows, dtype=np.int32).reshape(len(rows), num_steps)
-    valid_len = (array != pad).sum(axis=1).astype(np.int32)
+    array = numpy.array(rows, dtype=numpy.int32).reshape(len(rows), num_steps)
+    valid_len = (array != pad).sum(axis=1).astype(numpy.int32)
     return array, valid_len
