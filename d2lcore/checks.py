@@ -64,3 +64,26 @@ def check_int(name, value, minimum=None):
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}; got {value}")
     return value
+
+
+def check_weights_fit(expected, given):
+    """For load_weights: ``given`` {name: array} must have exactly the names of ``expected``
+    {name: array}, with the same shapes; else ValueError listing every problem."""
+    missing = [name for name in expected if name not in given]
+    unexpected = [name for name in given if name not in expected]
+    mismatched = [
+        f"{name}: expected {expected[name].shape}, got {tuple(given[name].shape)}"
+        for name in expected
+        if name in given and tuple(given[name].shape) != expected[name].shape
+    ]
+    problems = []
+    if missing:
+        problems.append(f"missing {missing}")
+    if unexpected:
+        problems.append(f"unexpected {unexpected}")
+    if mismatched:
+        problems.append(f"wrong shapes [{'; '.join(mismatched)}]")
+    if problems:
+        raise ValueError(
+            "load_weights: the weights do not fit the layer: " + ", ".join(problems)
+        )

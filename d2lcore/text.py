@@ -8,6 +8,7 @@ import collections
 import numpy
 
 from d2lcore.checks import check_int
+from d2lcore.datasets import read_data_nmt
 
 
 def preprocess_nmt(text):
@@ -214,3 +215,35 @@ def build_array_nmt(lines, vocab, num_steps):
     array = numpy.array(rows, dtype=numpy.int32).reshape(len(rows), num_steps)
     valid_len = (array != pad).sum(axis=1).astype(numpy.int32)
     return array, valid_len
+
+
+def nmt_arrays(num_steps, num_examples=600):
+    """The first ``num_examples`` pairs of the project's English–French training corpus as
+    ((X (n, num_steps), X_valid_len (n,), Y (n, num_steps), Y_valid_len (n,)), src_vocab,
+    tgt_vocab): NumPy int32 arrays whose rows end with ``<eos>`` and are padded with
+    ``<pad>``; vocabularies of the tokens seen at least twice, with ``<pad>``, ``<bos>``,
+    ``<eos>`` reserved."""
+    check_int("num_steps", num_steps, minimum=1)
+    source, target = tokenize_nmt(preprocess_nmt(read_data_nmt()), num_examples)
+    reserved = ["<pad>", "<bos>", "<eos>"]
+    src_vocab = Vocab(source, min_freq=2, reserved_tokens=reserved)
+    tgt_vocab = Vocab(target, min_freq=2, reserved_tokens=reserved)
+    src_array, src_valid_len = build_array_nmt(source, src_vocab, num_steps)
+    tgt_array, tgt_valid_len = build_array_nmt(target, tgt_vocab, num_steps)
+    return (src_array, src_valid_len, tgt_array, tgt_valid_len), src_vocab, tgt_vocab
+
+
+def encode_source(src_sentence, src_vocab, num_steps):
+    """A sentence to translate -> (``num_steps`` token indices: its tokens, ``<eos>``, then
+    ``<pad>``; its valid length, counted after truncation to ``num_steps``)."""
+    if not isinstance(src_sentence, str):
+        raise TypeError(f"src_sentence must be a str; got {type(src_sentence).__name__}")
+    tokens = preprocess_nmt(src_sentence).split()
+    if not tokens:
+        raise ValueError(
+            "src_sentence is empty: give a sentence to translate, e.g. 'go .'"
+        )
+    indices = [*src_vocab[tokens], src_vocab["<eos>"]]
+    return truncate_pad(indices, num_steps, src_vocab["<pad>"]), min(
+        len(indices), num_steps
+    )

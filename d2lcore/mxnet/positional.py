@@ -1,26 +1,11 @@
 """Sinusoidal positional encoding in MXNet (section 6). Vaswani et al., 2017, "Attention
 is all you need"."""
 
-import numpy as onp
 from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import check_int, check_shapes
-
-
-def _sinusoid_table(max_len, num_hiddens):
-    """(1, max_len, num_hiddens) float32: column 2j holds sin(i w_j), column 2j + 1 holds
-    cos(i w_j) for position i, with w_j = 1 / 10000^(2j / num_hiddens)."""
-    positions = onp.arange(max_len, dtype=onp.float64)[:, None]  # (max_len, 1)
-    # 2j = 0, 2, 4, ...: one frequency per even column (ceil(num_hiddens / 2) of them)
-    freqs = 1.0 / 10000 ** (onp.arange(0, num_hiddens, 2) / num_hiddens)
-    angles = positions * freqs  # (max_len, ceil(num_hiddens / 2))
-    P = onp.zeros((1, max_len, num_hiddens), dtype=onp.float32)
-    P[0, :, 0::2] = onp.sin(angles)
-    P[0, :, 1::2] = onp.cos(
-        angles[:, : num_hiddens // 2]
-    )  # odd num_hiddens: one cos fewer
-    return P
+from d2lcore.positional import sinusoid_table
 
 
 class PositionalEncoding(nn.Block):
@@ -33,7 +18,7 @@ class PositionalEncoding(nn.Block):
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.dropout = nn.Dropout(dropout)
-        self.P = np.array(_sinusoid_table(max_len, num_hiddens))
+        self.P = np.array(sinusoid_table(max_len, num_hiddens))
 
     def __call__(self, X, offset=0):
         # Gluon's Block.__call__ takes positional arguments only: allow offset=...

@@ -6,7 +6,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import to_numpy
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
-from d2lcore.text import preprocess_nmt, truncate_pad
+from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
 from .seq2seq import MaskedSoftmaxCELoss
@@ -75,23 +75,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     return losses
 
 
-def _source(src_sentence, src_vocab, num_steps):
-    """A sentence -> (num_steps token indices ending with <eos>, then padded; its valid
-    length)."""
-    if not isinstance(src_sentence, str):
-        raise TypeError(f"src_sentence must be a str; got {type(src_sentence).__name__}")
-    tokens = preprocess_nmt(src_sentence).split()
-    if not tokens:
-        raise ValueError(
-            "src_sentence is empty: give a sentence to translate, e.g. 'go .'"
-        )
-    indices = [*src_vocab[tokens], src_vocab["<eos>"]]
-    # The valid length counts what remains after truncation to num_steps
-    return truncate_pad(indices, num_steps, src_vocab["<pad>"]), min(
-        len(indices), num_steps
-    )
-
-
 def predict_seq2seq(
     net,
     src_sentence,
@@ -111,7 +94,7 @@ def predict_seq2seq(
     a NumPy (num_steps,) array, if ``save_attention_weights``; else it is []. Outside
     ``autograd.record()`` MXNet runs in evaluation mode (no dropout)."""
     check_int("num_steps", num_steps, minimum=1)
-    src, src_valid_len = _source(src_sentence, src_vocab, num_steps)
+    src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []
     enc_X = np.array([src], dtype="int32", ctx=device)  # a batch of one

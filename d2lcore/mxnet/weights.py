@@ -31,6 +31,7 @@ import numpy as onp
 from mxnet import np
 from mxnet.gluon import nn
 
+from d2lcore.checks import check_weights_fit
 from d2lcore.convert import to_numpy
 
 _CONVERTERS = {}
@@ -154,7 +155,7 @@ def load_weights(net, weights):
     an input (MXNet infers input sizes on the first call)."""
     expected, loaders = _collect(net)
     given = {str(name): to_numpy(array) for name, array in weights.items()}
-    _check_names_and_shapes(expected, given)
+    check_weights_fit(expected, given)
     for layer, load_fn, names in loaders:
         if names:
             arrays = {
@@ -162,24 +163,3 @@ def load_weights(net, weights):
                 for name, local in names.items()
             }
             load_fn(layer, arrays)
-
-
-def _check_names_and_shapes(expected, given):
-    missing = [name for name in expected if name not in given]
-    unexpected = [name for name in given if name not in expected]
-    mismatched = [
-        f"{name}: expected {expected[name].shape}, got {tuple(given[name].shape)}"
-        for name in expected
-        if name in given and tuple(given[name].shape) != expected[name].shape
-    ]
-    problems = []
-    if missing:
-        problems.append(f"missing {missing}")
-    if unexpected:
-        problems.append(f"unexpected {unexpected}")
-    if mismatched:
-        problems.append(f"wrong shapes [{'; '.join(mismatched)}]")
-    if problems:
-        raise ValueError(
-            "load_weights: the weights do not fit the layer: " + ", ".join(problems)
-        )

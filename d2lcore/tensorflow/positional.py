@@ -2,25 +2,10 @@
 "Attention is all you need"."""
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from d2lcore.checks import check_int, check_shapes
-
-
-def _sinusoid_table(max_len, num_hiddens):
-    """(1, max_len, num_hiddens) float32: column 2j holds sin(i w_j), column 2j + 1 holds
-    cos(i w_j) for position i, with w_j = 1 / 10000^(2j / num_hiddens)."""
-    positions = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
-    # 2j = 0, 2, 4, ...: one frequency per even column (ceil(num_hiddens / 2) of them)
-    freqs = 1.0 / 10000 ** (np.arange(0, num_hiddens, 2) / num_hiddens)
-    angles = positions * freqs  # (max_len, ceil(num_hiddens / 2))
-    P = np.zeros((1, max_len, num_hiddens), dtype=np.float32)
-    P[0, :, 0::2] = np.sin(angles)
-    P[0, :, 1::2] = np.cos(
-        angles[:, : num_hiddens // 2]
-    )  # odd num_hiddens: one cos fewer
-    return P
+from d2lcore.positional import sinusoid_table
 
 
 class PositionalEncoding(keras.layers.Layer):
@@ -34,7 +19,7 @@ class PositionalEncoding(keras.layers.Layer):
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.dropout = keras.layers.Dropout(dropout)
-        self.P = tf.constant(_sinusoid_table(max_len, num_hiddens))
+        self.P = tf.constant(sinusoid_table(max_len, num_hiddens))
 
     def call(self, X, offset=0, training=None):
         # X: (batch, steps, num_hiddens)

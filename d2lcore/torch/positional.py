@@ -1,26 +1,11 @@
 """Sinusoidal positional encoding in PyTorch (section 6). Vaswani et al., 2017, "Attention
 is all you need"."""
 
-import numpy as np
 import torch
 from torch import nn
 
 from d2lcore.checks import check_int, check_shapes
-
-
-def _sinusoid_table(max_len, num_hiddens):
-    """(1, max_len, num_hiddens) float32: column 2j holds sin(i w_j), column 2j + 1 holds
-    cos(i w_j) for position i, with w_j = 1 / 10000^(2j / num_hiddens)."""
-    positions = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
-    # 2j = 0, 2, 4, ...: one frequency per even column (ceil(num_hiddens / 2) of them)
-    freqs = 1.0 / 10000 ** (np.arange(0, num_hiddens, 2) / num_hiddens)
-    angles = positions * freqs  # (max_len, ceil(num_hiddens / 2))
-    P = np.zeros((1, max_len, num_hiddens), dtype=np.float32)
-    P[0, :, 0::2] = np.sin(angles)
-    P[0, :, 1::2] = np.cos(
-        angles[:, : num_hiddens // 2]
-    )  # odd num_hiddens: one cos fewer
-    return P
+from d2lcore.positional import sinusoid_table
 
 
 class PositionalEncoding(nn.Module):
@@ -34,7 +19,7 @@ class PositionalEncoding(nn.Module):
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.dropout = nn.Dropout(dropout)
         # Not a weight, and not saved: it is rebuilt from the formula
-        table = torch.from_numpy(_sinusoid_table(max_len, num_hiddens))
+        table = torch.from_numpy(sinusoid_table(max_len, num_hiddens))
         self.register_buffer("P", table, persistent=False)
 
     def forward(self, X, offset=0):
