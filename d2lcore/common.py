@@ -1,7 +1,7 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
 from d2lcore.checks import check_int, check_shapes
-from d2lcore.convert import to_numpy
+from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.metrics import bleu
@@ -33,6 +33,7 @@ __all__ = [
     "check_shapes",
     "download",
     "download_extract",
+    "last_query",
     "plot",
     "plt",
     "preprocess_nmt",

@@ -15,3 +15,12 @@ def to_numpy(x):
     if hasattr(x, "numpy"):  # TensorFlow (eager tensors and variables)
         return x.numpy()
     return np.asarray(x)
+
+
+def last_query(weights):
+    """The attention weights of the last query of the first example, as NumPy: ``weights`` (batch, ...,
+    queries, keys) -> (..., keys). A tuple or list of such tensors gives a tuple of arrays (e.g. the
+    Transformer decoder's self-attention and encoder–decoder attention)."""
+    if isinstance(weights, (tuple, list)):
+        return tuple(last_query(w) for w in weights)
+    return to_numpy(weights)[0, ..., -1, :]

@@ -98,6 +98,11 @@ def to_numpy(x):
     """*neutral.* Any framework's tensor as a NumPy array."""
 
 
+def last_query(weights):
+    """*neutral.* weights (batch, ..., queries, keys) -> NumPy (..., keys): the last query of example 0; a
+    tuple of tensors gives a tuple of arrays."""
+
+
 # --- per framework: random seeds and devices ------------------------------------------------------------------
 
 
@@ -400,3 +405,99 @@ def predict_seq2seq(
     save_attention_weights=False,
 ):
     """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
+
+
+# --- per framework: section 7, the Transformer -----------------------------------------------------------------
+# Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
+# layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
+
+
+class PositionWiseFFN:
+    """The same two-layer MLP at every position: dense2(relu(dense1(X))); X (..., d) -> (..., ffn_num_outputs)."""
+
+    def __init__(self, ffn_num_hiddens, ffn_num_outputs): ...
+
+    def forward(self, X): ...
+
+
+class AddNorm:
+    """Residual connection then layer normalisation: LayerNorm(dropout(Y) + X); X, Y (..., d) -> (..., d)."""
+
+    def __init__(self, dropout): ...
+
+    def forward(self, X, Y): ...
+
+
+class TransformerEncoderBlock:
+    """Self-attention then the FFN, each followed by AddNorm: (batch, steps, num_hiddens) -> same shape."""
+
+    def __init__(
+        self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+    ): ...
+
+    def forward(self, X, valid_lens=None): ...
+
+
+class TransformerEncoder(Encoder):
+    """Embedding * sqrt(num_hiddens) + positional encoding, then num_layers encoder blocks.
+
+    X (batch, steps) token indices -> (batch, steps, num_hiddens). ``attention_weights``: the last call's
+    self-attention weights, (batch, num_layers, num_heads, steps, steps). Positions beyond ``max_len`` raise.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ): ...
+
+    def forward(self, X, valid_lens=None): ...
+
+
+class TransformerDecoderBlock:
+    """Causal self-attention, encoder–decoder attention, FFN, each followed by AddNorm.
+
+    X (batch, steps, num_hiddens) at positions past ... past + steps - 1, enc_outputs (batch, src_steps,
+    num_hiddens), cache None or (batch, past, num_hiddens): the block's earlier inputs. Returns (output (batch,
+    steps, num_hiddens), key_values (batch, past + steps, num_hiddens)). The causal mask depends only on the
+    positions, never on the training mode.
+    """
+
+    def __init__(
+        self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+    ): ...
+
+    def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None): ...
+
+
+class TransformerDecoder(AttentionDecoder):
+    """Embedding * sqrt(num_hiddens) + the positional encoding of each token's real position, num_layers decoder
+    blocks, then a dense layer to vocab_size.
+
+    State: (enc_outputs, enc_valid_lens, caches), caches a tuple of num_layers entries (None, or (batch, past,
+    num_hiddens)). Decoding step by step through the caches gives the same logits as decoding at once. A wrong
+    state raises ValueError. ``attention_weights``: (self-attention (batch, num_layers, num_heads, steps, past +
+    steps), encoder–decoder attention (batch, num_layers, num_heads, steps, src_steps)).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ): ...
+
+    def init_state(self, enc_outputs, enc_valid_lens=None): ...
+
+    def forward(self, X, state): ...

@@ -3,7 +3,7 @@
 from mxnet import autograd, gluon, np
 
 from d2lcore.checks import check_int
-from d2lcore.convert import to_numpy
+from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
 from d2lcore.text import encode_source
@@ -90,8 +90,10 @@ def predict_seq2seq(
     <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
     emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
     (translation, attention): ``attention`` lists, for every step (the <eos> step
-    included), the decoder's attention weights over the ``num_steps`` source positions as
-    a NumPy (num_steps,) array, if ``save_attention_weights``; else it is []. Outside
+    included), the decoder's attention weights of that step as NumPy (``last_query``:
+    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
+    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
+    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []. Outside
     ``autograd.record()`` MXNet runs in evaluation mode (no dropout)."""
     check_int("num_steps", num_steps, minimum=1)
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
@@ -106,8 +108,8 @@ def predict_seq2seq(
         Y, state = net.decoder(dec_X, state)
         dec_X = Y.argmax(axis=2)  # (1, 1): the most likely token is the next input
         token = int(dec_X[0, 0])
-        if save_attention_weights:  # (1, 1, num_steps) -> (num_steps,)
-            attention.append(to_numpy(net.decoder.attention_weights)[0, -1])
+        if save_attention_weights:  # this step's weights (see last_query)
+            attention.append(last_query(net.decoder.attention_weights))
         if token == eos:
             break
         output.append(token)

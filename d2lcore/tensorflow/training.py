@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 
 from d2lcore.checks import check_int
-from d2lcore.convert import to_numpy
+from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
 from d2lcore.text import encode_source
@@ -114,8 +114,10 @@ def predict_seq2seq(
     <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
     emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
     (translation, attention): ``attention`` lists, for every step (the <eos> step
-    included), the decoder's attention weights over the ``num_steps`` source positions as
-    a NumPy (num_steps,) array, if ``save_attention_weights``; else it is []."""
+    included), the decoder's attention weights of that step as NumPy (``last_query``:
+    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
+    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
+    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
     check_int("num_steps", num_steps, minimum=1)
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
@@ -130,8 +132,8 @@ def predict_seq2seq(
             Y, state = net.decoder(dec_X, state, training=False)
             dec_X = tf.argmax(Y, axis=2, output_type=tf.int32)  # (1, 1): the next input
             token = int(dec_X[0, 0])
-            if save_attention_weights:  # (1, 1, num_steps) -> (num_steps,)
-                attention.append(to_numpy(net.decoder.attention_weights)[0, -1])
+            if save_attention_weights:  # this step's weights (see last_query)
+                attention.append(last_query(net.decoder.attention_weights))
             if token == eos:
                 break
             output.append(token)

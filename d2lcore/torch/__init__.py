@@ -17,6 +17,14 @@ from .seq2seq import (
     sequence_mask,
 )
 from .training import predict_seq2seq, train_seq2seq
+from .transformer import (
+    AddNorm,
+    PositionWiseFFN,
+    TransformerDecoder,
+    TransformerDecoderBlock,
+    TransformerEncoder,
+    TransformerEncoderBlock,
+)
 from .weights import export_weights, load_weights
 
 __all__ = [
@@ -48,4 +56,10 @@ __all__ = [
     "transpose_qkv",
     "export_weights",
     "load_weights",
+    "AddNorm",
+    "PositionWiseFFN",
+    "TransformerDecoder",
+    "TransformerDecoderBlock",
+    "TransformerEncoder",
+    "TransformerEncoderBlock",
 ]
