@@ -18,7 +18,7 @@ help:
 	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
 	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
 	@echo "make lab        JupyterLab on the per-framework notebooks"
-	@echo "make bench      time the section 4 training run in each framework (benchmarks/)"
+	@echo "make bench      time the training runs of sections 4 and 7 and our attention (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
 
@@ -41,9 +41,11 @@ html: notebooks
 timings:
 	@$(PY) -m booktools timings
 
-# Speed of the section 4 training run per framework (run it on an otherwise idle machine).
+# Speed of the training runs of sections 4 and 7 per framework, and of multi-head attention against
+# each framework's own (run it on an otherwise idle machine).
 bench: $(STAMP)
 	$(PY) benchmarks/bahdanau.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/transformer.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks

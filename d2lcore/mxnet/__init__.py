@@ -35,6 +35,14 @@ from .seq2seq import (  # noqa: E402
     sequence_mask,
 )
 from .training import predict_seq2seq, train_seq2seq  # noqa: E402
+from .transformer import (  # noqa: E402
+    AddNorm,
+    PositionWiseFFN,
+    TransformerDecoder,
+    TransformerDecoderBlock,
+    TransformerEncoder,
+    TransformerEncoderBlock,
+)
 from .weights import export_weights, load_weights  # noqa: E402
 
 __all__ = [
@@ -66,4 +74,10 @@ __all__ = [
     "transpose_qkv",
     "export_weights",
     "load_weights",
+    "PositionWiseFFN",
+    "AddNorm",
+    "TransformerEncoderBlock",
+    "TransformerEncoder",
+    "TransformerDecoderBlock",
+    "TransformerDecoder",
 ]

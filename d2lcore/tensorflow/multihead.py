@@ -31,7 +31,9 @@ def transpose_qkv(X, num_heads):
     num_heads) becomes row b * num_heads + i: an example's heads are consecutive."""
     dims = check_shapes(X=(X, "batch n num_hiddens"))
     _check_heads(dims.get("num_hiddens"), num_heads)
-    X = tf.reshape(X, (_size(X, 0), _size(X, 1), num_heads, -1))  # (batch, n, heads, d)
+    # d given when known, so that the shape stays known inside tf.function
+    d = -1 if X.shape[2] is None else X.shape[2] // num_heads
+    X = tf.reshape(X, (_size(X, 0), _size(X, 1), num_heads, d))  # (batch, n, heads, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, heads, n, d)
     return tf.reshape(X, (-1, _size(X, 2), _size(X, 3)))  # (batch * heads, n, d)
 
