@@ -39,10 +39,11 @@ def _attend(F, mha, num_hiddens, queries, keys, values, lens=None):
     where shapes are unknown. Nothing is checked: the caller knows its lengths are valid.
 
     queries (batch, n_q, d_q), keys (batch, n_k, d_k), values (batch, n_k, d_v); lens
-    (batch, 1 or n_q): the valid lengths, as mha(queries, keys, values, lens) takes them,
-    or None for the causal mask: query i (position past + i, past = n_k - n_q) sees the
-    keys at positions 0, ..., past + i. Returns (output (batch, n_q, num_hiddens), weights
-    (batch * num_heads, n_q, n_k): the attention weights, before dropout)."""
+    (batch,) or (batch, n_q): the valid lengths, as mha(queries, keys, values, lens)
+    takes them, or None for the causal mask: query i (at position past + i, where
+    past = n_k - n_q) sees the keys at positions 0, ..., past + i. Returns (output
+    (batch, n_q, num_hiddens), weights (batch * num_heads, n_q, n_k): the attention
+    weights, before dropout)."""
     heads = mha.num_heads
 
     def split(X):  # as transpose_qkv: (batch, n, num_hiddens) -> (batch * heads, n, d)
@@ -54,13 +55,14 @@ def _attend(F, mha, num_hiddens, queries, keys, values, lens=None):
     d = num_hiddens // heads
     scores = F.npx.batch_dot(queries_h, keys_h, transpose_b=True) / math.sqrt(d)
     # The number of keys each query sees, (batch * heads, n_q), for MXNet's softmax with
-    # lengths: the same weights as masked_softmax, in one operation
+    # lengths: the same weights as masked_softmax, in one operation (0 beyond a query's
+    # length, a row of 0 for length 0; a length must not exceed n_k)
     num_keys = F.np.ones_like(scores).sum(axis=-1)  # n_k everywhere
     if lens is None:  # n_k - (n_q - 1 - i) = past + i + 1 for query i
         lens = num_keys - F.np.flip(F.npx.arange_like(queries, axis=1), 0)
     else:  # each example's lengths for its heads, as MultiHeadAttention; at most n_k
-        lens = F.np.repeat(lens.astype("float32"), heads, axis=0)
-        lens = F.np.minimum(lens, num_keys)
+        lens = F.npx.reshape(lens.astype("float32"), (-2, -1))  # (batch, 1 or n_q)
+        lens = F.np.minimum(F.np.repeat(lens, heads, axis=0), num_keys)
     weights = F.npx.softmax(scores, lens.astype("int32"), axis=-1, use_length=True)
     output = F.npx.batch_dot(mha.attention.dropout(weights), values_h)  # (b * h, n_q, d)
     # As transpose_output: (batch * heads, n_q, d) -> (batch, n_q, heads * d)
@@ -116,10 +118,10 @@ class AddNorm(nn.HybridBlock):
 
 def _key_lens(valid_lens, queries, num_keys):
     """Checked valid lengths for the graph of a block: valid_lens None, (batch,) or
-    (batch, n_q), for queries (batch, n_q, d), as a (batch, 1) or (batch, n_q) array;
-    None becomes num_keys (every key)."""
+    (batch, n_q), for queries (batch, n_q, d), as an array; None becomes num_keys for
+    every example (every key)."""
     if valid_lens is None:
-        return np.full((queries.shape[0], 1), num_keys, ctx=queries.ctx)
+        return np.full((queries.shape[0],), num_keys, ctx=queries.ctx)
     if not isinstance(valid_lens, np.ndarray):
         valid_lens = np.array(valid_lens, ctx=queries.ctx)
     if valid_lens.ndim not in (1, 2):
@@ -130,7 +132,7 @@ def _key_lens(valid_lens, queries, num_keys):
     spec = ("batch", "batch n_q")[valid_lens.ndim - 1]
     check_shapes(queries=(queries, "batch n_q d"), valid_lens=(valid_lens, spec))
     _check_valid_lens(queries, valid_lens)  # whole numbers, >= 0
-    return valid_lens.reshape(-1, 1) if valid_lens.ndim == 1 else valid_lens
+    return valid_lens
 
 
 class TransformerEncoderBlock(nn.HybridBlock):
@@ -161,7 +163,7 @@ class TransformerEncoderBlock(nn.HybridBlock):
         return Y
 
     def hybrid_forward(self, F, X, lens):
-        # X: (batch, steps, num_hiddens), lens: (batch, 1 or steps)
+        # X: (batch, steps, num_hiddens), lens: (batch,) or (batch, steps)
         attended, weights = _attend(F, self.attention, self.num_hiddens, X, X, X, lens)
         Y = self.addnorm1(X, attended)
         return self.addnorm2(Y, self.ffn(Y)), weights
@@ -193,7 +195,7 @@ class TransformerEncoder(Encoder):
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.Sequential()  # named 0, ..., num_layers - 1
+        self.blks = nn.HybridSequential()  # named 0, ..., num_layers - 1
         for _ in range(num_layers):
             self.blks.add(
                 TransformerEncoderBlock(
@@ -202,6 +204,7 @@ class TransformerEncoder(Encoder):
             )
 
     def __call__(self, X, valid_lens=None):
+        # Gluon's Block.__call__ takes positional arguments only: allow valid_lens=...
         return super().__call__(X, valid_lens)
 
     def forward(self, X, valid_lens=None):
@@ -268,7 +271,7 @@ class TransformerDecoderBlock(nn.HybridBlock):
         return Y, key_values
 
     def hybrid_forward(self, F, X, key_values, enc_outputs, enc_lens):
-        # lens None: the causal mask, query i (position past + i) sees past + i + 1 keys
+        # No lengths: the causal mask, query i (position past + i) sees past + i + 1 keys
         attended, self_weights = _attend(
             F, self.self_attention, self.num_hiddens, X, key_values, key_values
         )
@@ -316,7 +319,7 @@ class TransformerDecoder(AttentionDecoder):
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.Sequential()
+        self.blks = nn.HybridSequential()
         for _ in range(num_layers):
             self.blks.add(
                 TransformerDecoderBlock(

@@ -2,6 +2,7 @@
 
 import weakref
 
+import keras
 import tensorflow as tf
 
 from d2lcore.checks import check_int
@@ -29,39 +30,6 @@ def _device_name(device):
     return device if isinstance(device, str) else device.name
 
 
-class _Adam:
-    """Adam (Kingma & Ba, 2015) with one fused kernel per variable (ResourceApplyAdam):
-    the update of keras.optimizers.Adam, in about 20 times fewer graph operations, which
-    is what a step of a small model costs on a CPU. At step t, for gradient g:
-    m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g², w -= lr sqrt(1 - b2^t) / (1 - b1^t)
-    m / (sqrt(v) + epsilon)."""
-
-    def __init__(self, variables, lr, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
-        self.variables = list(variables)
-        self.m = [tf.Variable(tf.zeros_like(w), trainable=False) for w in self.variables]
-        self.v = [tf.Variable(tf.zeros_like(w), trainable=False) for w in self.variables]
-        self.hyper = (lr, beta_1, beta_2, epsilon)
-        self.powers = tf.Variable([1.0, 1.0], trainable=False)  # b1^t, b2^t
-
-    def apply_gradients(self, grads):
-        lr, beta_1, beta_2, epsilon = self.hyper
-        powers = self.powers.assign(self.powers * [beta_1, beta_2])
-        beta1_power, beta2_power = powers[0], powers[1]
-        for w, m, v, g in zip(self.variables, self.m, self.v, grads):
-            tf.raw_ops.ResourceApplyAdam(
-                var=w.handle,
-                m=m.handle,
-                v=v.handle,
-                beta1_power=beta1_power,
-                beta2_power=beta2_power,
-                lr=lr,
-                beta1=beta_1,
-                beta2=beta_2,
-                epsilon=epsilon,
-                grad=g,
-            )
-
-
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
     """A compiled training step for batches shaped like ``batch``. The batch size is left
     open (None) so that a smaller last batch reuses the same graph instead of tracing
@@ -84,7 +52,7 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
         # MXNet.
         grads = [tf.convert_to_tensor(g) for g in grads]
         grads, _ = tf.clip_by_global_norm(grads, 1)
-        optimizer.apply_gradients(grads)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
         return loss, tokens
 
     return train_step
@@ -103,7 +71,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     with tf.device(_device_name(device)):
         _initialize(net)
         # epsilon: the default of PyTorch and MXNet (Keras uses 1e-7)
-        optimizer = _Adam(net.trainable_variables, lr, epsilon=1e-8)
+        optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
+        optimizer.build(net.trainable_variables)
         loss_fn = MaskedSoftmaxCELoss()
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         train_step = None
@@ -144,31 +113,34 @@ class _GraphCall:
     NAMES = ("attention_weights", "_attention_weights")  # as set by call()
 
     def __init__(self, layer):
-        self.layer = weakref.ref(layer)  # the cache must not keep the layer alive
-        self.sublayers = list(layer._flatten_layers())  # the layer first
+        # Weak references: the cache must not keep the layer alive
+        self.layers = [weakref.ref(sub) for sub in layer._flatten_layers()]  # layer 1st
+        self.layer = self.layers[0]
         self.function = tf.function(self._run, reduce_retracing=True)
 
     def _stored(self):
-        """{"i:name": value} of the attributes in NAMES that sublayers[i] has set."""
+        """{"i:name": value} of the attributes in NAMES that layer i has set."""
         return {
-            f"{i}:{name}": vars(sub)[name]
-            for i, sub in enumerate(self.sublayers)
+            f"{i}:{name}": vars(sub())[name]
+            for i, sub in enumerate(self.layers)
             for name in self.NAMES
-            if vars(sub).get(name) is not None
+            if vars(sub()).get(name) is not None
         }
 
     def _run(self, *args):  # traced
         before = self._stored()
         outputs = self.layer()(*args, training=False)
         # Only what this call set: other values may belong to another graph
-        new = {k: value for k, value in self._stored().items() if value is not before.get(k)}
+        new = {
+            k: value for k, value in self._stored().items() if value is not before.get(k)
+        }
         return outputs, new
 
     def __call__(self, *args):
         outputs, new = self.function(*args)
         for key, value in new.items():
             i, name = key.split(":")
-            setattr(self.sublayers[int(i)], name, value)
+            setattr(self.layers[int(i)](), name, value)
         return outputs
 
 
@@ -204,7 +176,9 @@ def predict_seq2seq(
     included), the decoder's attention weights of that step as NumPy (``last_query``:
     (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
     (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
-    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
+    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is [].
+    The encoder and each decoder step run as TensorFlow graphs, traced on their first use
+    and kept for later sentences (the first translation takes longer)."""
     check_int("num_steps", num_steps, minimum=1)
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
