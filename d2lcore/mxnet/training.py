@@ -33,9 +33,13 @@ class _ClippedAdam:
     a small model, MXNet spends most of a training step on launching operations.
 
     Create it after the weights are initialised (it keeps views of their arrays); each
-    ``step()`` uses the gradients that the last backward() left in the weights."""
+    ``step()`` uses the gradients that the last backward() left in the weights, which
+    must all take part in the loss (gluon.Trainer checks that; this does not). One
+    difference: a gradient whose norm is not finite skips the step instead of writing
+    NaN into the weights."""
 
-    _CHUNK = 50  # the most weights one multi_adamw_update takes (its buffers' size)
+    # multi_adamw_update's kernel holds at most 50 weights (more crash MXNet 1.9.1)
+    _CHUNK = 50
 
     def __init__(self, net, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
         params = [p for p in net.collect_params().values() if p.grad_req != "null"]
