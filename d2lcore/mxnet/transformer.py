@@ -56,13 +56,16 @@ def _attend(F, mha, num_hiddens, queries, keys, values, lens=None):
     scores = F.npx.batch_dot(queries_h, keys_h, transpose_b=True) / math.sqrt(d)
     # The number of keys each query sees, (batch * heads, n_q), for MXNet's softmax with
     # lengths: the same weights as masked_softmax, in one operation (0 beyond a query's
-    # length, a row of 0 for length 0; a length must not exceed n_k)
-    num_keys = F.np.ones_like(scores).sum(axis=-1)  # n_k everywhere
-    if lens is None:  # n_k - (n_q - 1 - i) = past + i + 1 for query i
-        lens = num_keys - F.np.flip(F.npx.arange_like(queries, axis=1), 0)
+    # length, a row of 0 for length 0; a length must not exceed n_k). Built from ranges
+    # over the axes (arange_like), without a pass over anything as large as the scores.
+    num_keys = F.np.max(F.npx.arange_like(keys, axis=1)) + 1  # n_k
+    positions = F.npx.arange_like(queries, axis=1)  # 0, ..., n_q - 1
+    if lens is None:  # n_k - (n_q - 1 - i) = past + i + 1 for query i, in every row
+        rows = F.npx.arange_like(queries_h, axis=0)  # one per example and head
+        lens = F.np.expand_dims(rows * 0, -1) + (num_keys - F.np.flip(positions, 0))
     else:  # each example's lengths for its heads, as MultiHeadAttention; at most n_k
         lens = F.npx.reshape(lens.astype("float32"), (-2, -1))  # (batch, 1 or n_q)
-        lens = F.np.minimum(F.np.repeat(lens, heads, axis=0), num_keys)
+        lens = F.np.minimum(F.np.repeat(lens, heads, axis=0), num_keys) + positions * 0
     weights = F.npx.softmax(scores, lens.astype("int32"), axis=-1, use_length=True)
     output = F.npx.batch_dot(mha.attention.dropout(weights), values_h)  # (b * h, n_q, d)
     # As transpose_output: (batch * heads, n_q, d) -> (batch, n_q, heads * d)
