@@ -33,39 +33,23 @@ printed before and after each run.
 """
 
 import argparse
-import contextlib
 import importlib
-import io
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy
+from seq2seq_run import load_text, measure_training, report_training, run_worker
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from d2lcore import FRAMEWORKS, MODULE_OF
 
-from booktools.kernels import kernel_env  # noqa: E402
-from d2lcore import FRAMEWORKS, MODULE_OF  # noqa: E402
-
-EXAMPLES = [
-    ("go .", "va !"),
-    ("i lost .", "j'ai perdu ."),
-    ("he's calm .", "il est calme ."),
-    ("i'm home .", "je suis chez moi ."),
-]
 EPOCHS = 200
 # Seconds of the reference experiment's 200-epoch run on this machine, and the targets of
 # issue 5 for ours (the same run).
 REFERENCE_SECONDS = {"mxnet": 184, "pytorch": 94, "tensorflow": 1350}
 TARGET_SECONDS = {"mxnet": 92, "pytorch": 47, "tensorflow": 67}
-# train_seq2seq's last line: "loss per token X, N tokens/s over E epochs (S s) on DEV"
-SPEED_LINE = re.compile(r"([\d.]+) tokens/s over (\d+) epochs \(([\d.]+) s\)")
 
 
 # --- 1. the training run -----------------------------------------------------------------
@@ -88,68 +72,22 @@ def train_one(framework, epochs, seed):
         len(tgt_vocab), num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout
     )
     net = d2l.EncoderDecoder(encoder, decoder)
-    load_before = os.getloadavg()
-    printed = io.StringIO()
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(printed):
-        losses = d2l.train_seq2seq(net, train_iter, lr, epochs, tgt_vocab, device)
-    seconds = time.perf_counter() - start
-    load_after = os.getloadavg()
-    says = printed.getvalue().strip()
-    speed = SPEED_LINE.search(says)
-    start = time.perf_counter()
-    translations = []
-    for eng, fra in EXAMPLES:
-        translation, _ = d2l.predict_seq2seq(
-            net, eng, src_vocab, tgt_vocab, num_steps, device, save_attention_weights=True
-        )
-        translations.append((eng, translation, d2l.bleu(translation, fra, k=2)))
-    return {
-        "framework": framework,
-        "epochs": epochs,
-        "train_seconds": seconds,
-        "train_seq2seq_says": says,
-        "tokens_per_second": float(speed.group(1)) if speed else None,
-        "final_loss_per_token": losses[-1],
-        "translate_seconds": time.perf_counter() - start,
-        "translations": translations,
-        "load_before": load_before,
-        "load_after": load_after,
-        "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS")},
-    }
-
-
-def _load(before, after):
-    return (
-        "/".join(f"{x:.2f}" for x in before)
-        + " before, "
-        + "/".join(f"{x:.2f}" for x in after)
-        + " after"
+    result = measure_training(
+        d2l, net, train_iter, src_vocab, tgt_vocab, lr, epochs, num_steps, device
     )
+    return {"framework": framework, **result}
 
 
-def report_training(result):
+def report_training_run(result):
     fw, epochs, seconds = result["framework"], result["epochs"], result["train_seconds"]
     print(f"== training, {fw} ({epochs} epochs) ==")
-    print(f"   {result['train_seq2seq_says']}")
-    speed = result["tokens_per_second"]
-    print(
-        f"   train_seq2seq: {seconds:.1f} s wall, "
-        f"{'?' if speed is None else f'{speed:.0f}'} tokens/s, "
-        f"loss per token {result['final_loss_per_token']:.3f}; "
-        f"translating 4 sentences: {result['translate_seconds']:.2f} s"
-    )
     target, reference = TARGET_SECONDS[fw], REFERENCE_SECONDS[fw]
     if epochs == EPOCHS:
-        verdict = "met" if seconds <= target else "NOT met"
-        print(f"   reference experiment {reference} s; target <= {target} s: {verdict}")
+        met = "met" if seconds <= target else "NOT met"
+        verdict = f"reference experiment {reference} s; target <= {target} s: {met}"
     else:  # a short run includes tracing and warm-up: no verdict
-        print(f"   reference experiment {reference} s, target <= {target} s, for {EPOCHS} epochs")
-    load = _load(result["load_before"], result["load_after"])
-    print(f"   load average (1/5/15 min) {load}; env {result['env']}")
-    for eng, translation, score in result["translations"]:
-        print(f"   {eng} => {translation}, bleu {score:.3f}")
-    sys.stdout.flush()
+        verdict = f"reference experiment {reference} s, target <= {target} s, for {EPOCHS} epochs"
+    report_training(result, verdict)
 
 
 # --- 2. multi-head attention against the frameworks' own -----------------------------------
@@ -423,7 +361,7 @@ def report_attention(result):
     for row in result["rows"]:
         cells = [f"{row['ms'][k]:8.1f} ({row['diff'][k]:.1e})" for k in ("no mask", "valid_lens")]
         print(f"   {row['name']:<{width}}  {cells[0]:>18}  {cells[1]:>18}")
-    print(f"   load average (1/5/15 min) {_load(result['load_before'], result['load_after'])}")
+    print(f"   load average (1/5/15 min) {load_text(result['load_before'], result['load_after'])}")
     sys.stdout.flush()
 
 
@@ -463,23 +401,14 @@ def main():
     parts = [args.only] if args.only else ["training", "attention"]
     for part in parts:
         for framework in frameworks:
-            env = {**os.environ, **kernel_env(framework)}
-            if args.threads is not None:
-                env["OMP_NUM_THREADS"] = str(args.threads)
-            command = [
-                sys.executable,
-                __file__,
+            arguments = [
                 f"--worker={part}",
-                f"--framework={framework}",
                 f"--epochs={args.epochs}",
                 *(f"--{k}={v}" for k, v in cfg.items()),
             ]
-            done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-            if done.returncode != 0:
-                print(f"== {part}, {framework}: failed ==\n{done.stderr[-3000:]}", flush=True)
-                continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            (report_training if part == "training" else report_attention)(result)
+            result = run_worker(__file__, framework, arguments, args.threads)
+            if result is not None:
+                (report_training_run if part == "training" else report_attention)(result)
 
 
 if __name__ == "__main__":
