@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from d2lcore import FRAMEWORKS
+from d2lcore.frameworks import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -15,8 +15,8 @@ SITE = BUILD / "site"  # what Jupyter Book renders: merged notebooks and plain p
 HTML = BUILD / "html"
 TIMINGS = BUILD / "timings.json"
 
-LABELS = {"mxnet": "MXNet", "pytorch": "PyTorch", "tensorflow": "TensorFlow"}
-KERNELS = {fw: f"d2l-{fw}" for fw in FRAMEWORKS}
+LABELS = {name: fw.label for name, fw in REGISTRY.items()}
+KERNELS = {name: fw.kernel for name, fw in REGISTRY.items()}
 
 
 def is_notebook(path):

@@ -19,9 +19,9 @@ from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component
 
 from booktools import comparison
-from d2lcore import FRAMEWORKS
+from booktools.paths import LABELS
+from d2lcore.frameworks import FRAMEWORKS
 
-LABELS = {"mxnet": "MXNet", "pytorch": "PyTorch", "tensorflow": "TensorFlow"}
 SYNC_GROUP = "framework"
 
 

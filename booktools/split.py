@@ -16,7 +16,8 @@ import nbformat
 
 from booktools.cells import frameworks_of
 from booktools.links import rewrite_links
-from booktools.paths import KERNELS, LABELS, rel
+from booktools.paths import KERNELS, rel
+from d2lcore.frameworks import REGISTRY
 
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
@@ -58,7 +59,7 @@ def split(source, framework):
     out.metadata = {
         "kernelspec": {
             "name": KERNELS[framework],
-            "display_name": f"Python 3 ({LABELS[framework]})",
+            "display_name": REGISTRY[framework].kernel_display_name,
             "language": "python",
         },
         "language_info": {"name": "python"},

@@ -13,12 +13,8 @@ package, and every framework module re-exports it.
 
 __version__ = "0.1.0"
 
-FRAMEWORKS = ("mxnet", "pytorch", "tensorflow")
-"""The frameworks, in the order the book shows them. ``pytorch`` is the module ``d2lcore.torch``."""
+from d2lcore.frameworks import FRAMEWORKS as FRAMEWORKS
+from d2lcore.frameworks import REGISTRY
 
-MODULE_OF = {
-    "mxnet": "d2lcore.mxnet",
-    "pytorch": "d2lcore.torch",
-    "tensorflow": "d2lcore.tensorflow",
-}
-"""The ``d2lcore`` module that implements each framework."""
+MODULE_OF = {fw.name: fw.module for fw in REGISTRY.values()}
+"""The ``d2lcore`` module that implements each framework (``pytorch`` is ``d2lcore.torch``)."""

@@ -5,12 +5,10 @@ import pytest
 from booktools.cells import frameworks_of, is_shared
 from booktools.paths import rel, sources
 from booktools.split import read_source
-from d2lcore import FRAMEWORKS
+from d2lcore.frameworks import FRAMEWORKS, REGISTRY
 
 SOURCES = sources()
 IDS = [rel(s).stem for s in SOURCES]
-IMPORT = {"mxnet": "from d2lcore import mxnet as d2l", "pytorch": "from d2lcore import torch as d2l",
-          "tensorflow": "from d2lcore import tensorflow as d2l"}  # fmt: skip
 
 
 def test_the_book_has_sections():
@@ -47,7 +45,7 @@ def test_each_framework_imports_d2lcore_first(source):
             c for c in read_source(source).cells if c.cell_type == "code" and fw in frameworks_of(c)
         )
         assert not is_shared(first), f"the first {fw} code cell should be {fw}'s own imports"
-        assert first.source.splitlines()[0] == IMPORT[fw]
+        assert first.source.splitlines()[0] == REGISTRY[fw].import_line
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
