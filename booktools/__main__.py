@@ -1,4 +1,4 @@
-"""python -m booktools {kernels,notebooks,html,timings}: see --help."""
+"""python -m booktools {kernels,notebooks,html,timings,sync-saved,standalone,config}: see --help."""
 
 import argparse
 import json
@@ -28,6 +28,27 @@ def main(argv=None):
     sub.add_parser(
         "sync-saved", help="rewrite the pages' 'Saved in d2lcore' cells from the package"
     )
+    alone = sub.add_parser(
+        "standalone",
+        help="run the site's downloadable notebooks in fresh virtual environments outside the repository",
+    )
+    alone.add_argument(
+        "--framework", choices=FRAMEWORKS, action="append", help="default: all three"
+    )
+    alone.add_argument(
+        "--mode",
+        choices=("reader", "cloud"),
+        action="append",
+        help="reader: the wheel is installed first; cloud: the notebooks' setup cell installs it (default: both)",
+    )
+    alone.add_argument(
+        "--python", default=sys.executable, help="the Python that makes the environments"
+    )
+    alone.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    conf = sub.add_parser(
+        "config", help="print a value of _config.yml's sphinx.config (for the workflows)"
+    )
+    conf.add_argument("name", help="e.g. d2l_notebooks_branch")
     args = parser.parse_args(argv)
 
     if args.command == "kernels":
@@ -55,6 +76,29 @@ def main(argv=None):
 
         for source in sources():
             print(f"{rel(source)}: {sync(source)} cell(s) updated")
+    elif args.command == "standalone":
+        from booktools.standalone import StandaloneFailed, run_framework, summary
+
+        reports = []
+        try:
+            for fw in args.framework or FRAMEWORKS:
+                for mode in args.mode or ("reader", "cloud"):
+                    reports.append(run_framework(fw, mode, python=args.python, keep=args.keep))
+        except StandaloneFailed as err:
+            sys.exit(f"standalone: {err}")
+        finally:
+            for report in reports:
+                print(summary(report), flush=True)
+    elif args.command == "config":
+        import yaml
+
+        from booktools.paths import ROOT
+
+        config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+        value = config.get("sphinx", {}).get("config", {}).get(args.name)
+        if value is None:
+            sys.exit(f"_config.yml has no sphinx.config.{args.name}")
+        print(value)
     elif args.command == "timings":
         timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
         print(f"{'notebook':<50}" + "".join(f"{fw:>12}" for fw in FRAMEWORKS))

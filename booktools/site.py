@@ -2,8 +2,13 @@
 
 The staging folder _build/site mirrors the repository's book files: _config.yml, _toc.yml and chapters/, where
 every notebook source is replaced by its merged, executed notebook. Jupyter Book renders it with execution off.
+
+The repository that "Open in Colab" points at is named in _config.yml (``d2l_repository``); where it is left
+empty, the environment variable ``D2L_REPOSITORY`` fills it in (the publishing workflow sets it to the repository
+it runs in, and ``make test`` to a test name), and without either the pages have no Colab links.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +27,11 @@ def stage():
     staged = {SITE / "_config.yml", SITE / "_toc.yml"}
     write_if_changed(SITE / "_toc.yml", (ROOT / "_toc.yml").read_bytes())
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    if not sphinx_config.get("d2l_repository"):
+        sphinx_config["d2l_repository"] = os.environ.get("D2L_REPOSITORY", "")
     mathjax = ensure_mathjax()
     if mathjax is not None:  # serve MathJax with the book instead of from its CDN
-        sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
         sphinx_config["mathjax_path"] = "mathjax/tex-chtml.js"
         # not _static: Jupyter Book adds a script tag for every .js file there
         sphinx_config["html_static_path"] = ["_vendor"]

@@ -6,10 +6,14 @@
    together, remembers the choice in the browser's localStorage and reads ``?framework=`` from the URL. A cell
    cannot be nested inside a MyST ``tab-item`` directive, which is why the grouping happens on the parsed tree.
 2. Every page made from a notebook gets links to its three per-framework notebooks (copied next to the HTML
-   under ``notebooks/<framework>/``). The merged notebook, which cannot run, is never offered.
+   under ``notebooks/<framework>/``) and, when a repository is configured (``d2l_repository`` in _config.yml),
+   "Open in Colab" links to the same notebooks as published on the branch ``d2l_notebooks_branch`` of that GitHub
+   repository. One Colab link per framework; ``d2l.js`` shows the one of the framework selected in the page's
+   tabs. The merged notebook, which cannot run, is never offered.
 3. The ``seq2seq-comparison`` directive (:mod:`booktools.comparison`).
 """
 
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -80,6 +84,32 @@ class FrameworkTabs(SphinxTransform):
             parent.extend(new)
 
 
+COLAB = "https://colab.research.google.com/github/{repository}/blob/{branch}/{framework}/{docname}.ipynb"
+REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9._-]+")
+
+
+def colab_url(repository, branch, framework, docname):
+    """Where Colab opens ``framework``'s notebook of the page ``docname``, as published on ``branch``."""
+    return COLAB.format(repository=repository, branch=branch, framework=framework, docname=docname)
+
+
+def colab_links(repository, branch, docname):
+    """The HTML of a page's "Open in Colab" links, one per framework; empty when no repository is set."""
+    if not repository:
+        return ""
+    if not REPOSITORY.fullmatch(repository) or not branch:
+        raise ValueError(
+            "d2l_repository in _config.yml must name a GitHub repository as 'owner/name' and "
+            f"d2l_notebooks_branch a branch; got {repository!r} and {branch!r}"
+        )
+    links = "".join(
+        f'<a class="d2l-colab" href="{colab_url(repository, branch, fw, docname)}" '
+        f'data-framework="{fw}" target="_blank" rel="noopener">Open in Colab ({LABELS[fw]})</a>'
+        for fw in FRAMEWORKS
+    )
+    return f'<p class="d2l-colab-links">{links}</p>'
+
+
 def _notebook(app, framework, docname):
     return Path(app.srcdir, app.config.d2l_notebooks_dir, framework, docname + ".ipynb").resolve()
 
@@ -109,6 +139,7 @@ class NotebookDownloads(SphinxTransform):
         title_index = next(
             (i for i, c in enumerate(section.children) if isinstance(c, nodes.title)), -1
         )
+        html += colab_links(self.config.d2l_repository, self.config.d2l_notebooks_branch, docname)
         section.insert(title_index + 1, nodes.raw("", html, format="html"))
 
 
@@ -150,7 +181,10 @@ def setup(app):
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", _add_static)
     app.add_css_file("d2l.css")
+    app.add_js_file("d2l.js")
     app.add_config_value("d2l_notebooks_dir", "../notebooks", "env")
+    app.add_config_value("d2l_repository", "", "env")
+    app.add_config_value("d2l_notebooks_branch", "notebooks", "env")
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
     app.connect("build-finished", copy_notebooks)

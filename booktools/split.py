@@ -4,6 +4,12 @@ Cells tagged ``mxnet``, ``pytorch`` or ``tensorflow`` go to that framework's not
 three. Every source cell gets a fixed id (``c000``, ``c001``, ... in source order), the same in every notebook, so
 that the merge can line the executed cells up again. Local images in markdown are embedded as attachments, so a
 downloaded notebook shows its figures.
+
+A notebook is made to run wherever a reader opens it: its kernel is the standard ``python3`` (the book's own
+execution picks the framework's kernel by name), and it starts with a setup cell (id ``setup``, tag
+``d2l-setup``) that says what to install and installs ``d2lcore[<framework>]`` where ``d2lcore`` is missing, as on
+a fresh cloud runtime; where it is installed, the cell changes nothing. The setup cell has no source cell, so the
+merged page never shows it.
 """
 
 import base64
@@ -16,10 +22,40 @@ import nbformat
 
 from booktools.cells import frameworks_of
 from booktools.links import rewrite_links
-from booktools.paths import KERNELS, rel
+from booktools.paths import rel
+from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+SETUP_TAG = "d2l-setup"
+SETUP = """\
+# This notebook needs d2lcore for {label}: pip install "{requirement}"
+# Where d2lcore is missing (a fresh cloud runtime such as Colab), this cell installs it; where it is
+# installed, it does nothing. See the book's page "Running the Notebooks".
+import importlib.metadata
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("d2lcore") is None:
+    numpy = sys.modules.get("numpy")
+    pip = [sys.executable, "-m", "pip", "install", "-q", "{requirement}"]
+    subprocess.run(pip, check=True)
+    importlib.invalidate_caches()
+    if numpy is not None and importlib.metadata.version("numpy") != numpy.__version__:
+        raise SystemExit("NumPy was replaced while in use: restart the runtime, then run all cells again.")
+"""
+
+
+def setup_cell(framework):
+    """The first cell of ``framework``'s notebooks: what to install, and installing it where it is missing."""
+    fw = REGISTRY[framework]
+    requirement = f"d2lcore[{fw.extra}]=={__version__}"
+    cell = nbformat.v4.new_code_cell(SETUP.format(label=fw.label, requirement=requirement))
+    cell.id = "setup"
+    cell.metadata = {"tags": [SETUP_TAG]}
+    return cell
 
 
 def read_source(source):
@@ -57,14 +93,16 @@ def split(source, framework):
     nb = read_source(source)
     out = nbformat.v4.new_notebook()
     out.metadata = {
+        # every Jupyter has this kernel; the book executes the notebook in the framework's own kernel instead
         "kernelspec": {
-            "name": KERNELS[framework],
-            "display_name": REGISTRY[framework].kernel_display_name,
+            "name": "python3",
+            "display_name": "Python 3 (ipykernel)",
             "language": "python",
         },
         "language_info": {"name": "python"},
         "d2l": {"framework": framework, "source": rel(source).as_posix()},
     }
+    out.cells.append(setup_cell(framework))
     for cell in nb.cells:
         if framework not in frameworks_of(cell):
             continue

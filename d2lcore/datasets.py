@@ -1,14 +1,16 @@
 """Data files: the project's English–French corpus, and verified downloads of larger data sets.
 
-Framework-neutral (Python standard library only). Files live under :func:`data_dir`: the
-repository's ``data/`` folder, or the folder named by the environment variable
-``D2L_DATA_DIR``. Downloads go to ``data_dir()/downloads`` unless told otherwise.
+Framework-neutral (Python standard library only). The corpus is read from :func:`data_dir`: the
+folder named by the environment variable ``D2L_DATA_DIR``, else the copy installed with the
+package (``d2lcore/data``; in a clone of the repository that is its ``data/`` folder).
+Downloads go to :func:`download_dir` unless told otherwise.
 """
 
 import contextlib
 import gzip
 import hashlib
 import http.client
+import importlib.resources
 import os
 import shutil
 import stat
@@ -60,12 +62,24 @@ class ArchiveError(ValueError):
 
 
 def data_dir():
-    """The folder of the project's data: ``$D2L_DATA_DIR`` if set, else the repository's
-    ``data/`` folder. Returns a :class:`pathlib.Path`."""
+    """The folder of the project's data: ``$D2L_DATA_DIR`` if set, else the package data
+    ``d2lcore.data`` (installed from the repository's ``data/`` folder, which an editable install
+    in a clone reads in place). Returns a :class:`pathlib.Path`."""
     env = os.environ.get("D2L_DATA_DIR")
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / "data"
+    return Path(str(importlib.resources.files("d2lcore.data")))
+
+
+def download_dir():
+    """Where :func:`download` saves files by default: ``$D2L_DATA_DIR/downloads`` if that
+    variable is set, else the user's cache folder (``$XDG_CACHE_HOME/d2lcore``, by default
+    ``~/.cache/d2lcore``), never inside the installed package. Returns a :class:`pathlib.Path`."""
+    env = os.environ.get("D2L_DATA_DIR")
+    if env:
+        return Path(env).expanduser() / "downloads"
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache).expanduser() / "d2lcore"
 
 
 def _parse_hash(spec, where):
@@ -137,7 +151,7 @@ def _fetch(url, out, h):
 def download(name, cache_dir=None):
     """Download the registered file ``name`` (see ``DATA_HUB``) into ``cache_dir``.
 
-    ``cache_dir`` defaults to ``data_dir()/"downloads"``. A copy already there with the right
+    ``cache_dir`` defaults to :func:`download_dir`. A copy already there with the right
     hash is used without any network access. Otherwise the file is streamed into a temporary
     file in ``cache_dir``, hashed while it arrives, checked (length and hash) and only then
     renamed into place: a failed or interrupted download leaves nothing behind. Raises
@@ -145,7 +159,7 @@ def download(name, cache_dir=None):
     (wrong content), both naming the URL. Returns the file's :class:`pathlib.Path`.
     """
     url, algorithm, digest, filename = _registered(name)
-    folder = data_dir() / "downloads" if cache_dir is None else Path(cache_dir)
+    folder = download_dir() if cache_dir is None else Path(cache_dir)
     target = folder / filename
     if target.is_file() and _hash_file(target, algorithm) == digest:
         return target
@@ -369,7 +383,8 @@ def read_data_nmt(split="train", path=None):
             where = (
                 f"D2L_DATA_DIR is {os.environ['D2L_DATA_DIR']!r}; unset it or copy fra-eng/ there"
                 if os.environ.get("D2L_DATA_DIR")
-                else "restore it with `git checkout data/fra-eng`"
+                else "reinstall d2lcore (pip install --force-reinstall d2lcore), or in a clone "
+                "of the repository restore it with `git checkout data/fra-eng`"
             )
             raise FileNotFoundError(
                 f"{needed} is missing. The English–French corpus ships with the repository: "
@@ -382,6 +397,7 @@ def read_data_nmt(split="train", path=None):
     if actual != expected:
         raise ChecksumError(
             f"{file} has been changed: its SHA-256 is {actual}, expected {expected} "
-            f"(from {sums_file}). Restore it with `git checkout data/fra-eng`."
+            f"(from {sums_file}). Reinstall d2lcore, or in a clone of the repository restore it "
+            "with `git checkout data/fra-eng`."
         )
     return _read_text(file)

@@ -280,9 +280,10 @@ def build_array_nmt(lines, vocab, num_steps):
 
 
 def download(name, cache_dir=None):
-    """*neutral.* Download a registered data file to ``cache_dir`` (default: ``data/downloads``) unless a copy
-    with the right checksum is there; verified, written atomically. Returns its path. Checksums are SHA-256,
-    except for d2l's frozen ``fra-eng.zip`` mirror, whose publisher gives only a SHA-1."""
+    """*neutral.* Download a registered data file to ``cache_dir`` (default: ``~/.cache/d2lcore``, or
+    ``$D2L_DATA_DIR/downloads``) unless a copy with the right checksum is there; verified, written atomically.
+    Returns its path. Checksums are SHA-256, except for d2l's frozen ``fra-eng.zip`` mirror, whose publisher
+    gives only a SHA-1."""
 
 
 def download_extract(name, cache_dir=None):

@@ -21,6 +21,7 @@ from d2lcore.datasets import (
     DownloadError,
     data_dir,
     download,
+    download_dir,
     download_extract,
     read_data_nmt,
 )
@@ -127,6 +128,18 @@ def test_data_dir(monkeypatch, tmp_path):
     assert data_dir() == Path(d2lcore.__file__).resolve().parents[1] / "data"
     monkeypatch.setenv("D2L_DATA_DIR", str(tmp_path))
     assert data_dir() == tmp_path
+
+
+def test_download_dir(monkeypatch, tmp_path):
+    """Downloads never go into the installed package: the user's cache, or D2L_DATA_DIR/downloads."""
+    monkeypatch.delenv("D2L_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert download_dir() == tmp_path / "cache" / "d2lcore"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert download_dir() == tmp_path / "home" / ".cache" / "d2lcore"
+    monkeypatch.setenv("D2L_DATA_DIR", str(tmp_path / "data"))
+    assert download_dir() == tmp_path / "data" / "downloads"
 
 
 # --- download ------------------------------------------------------------------------------------------------

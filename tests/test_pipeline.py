@@ -1,13 +1,20 @@
 """The book pipeline: split a MyST source per framework, merge executed notebooks, cache keys."""
 
+import importlib.metadata
+import os
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
+import d2lcore
 from booktools import execute
 from booktools.merge import merge
 from booktools.paths import tree_hash
-from booktools.split import split
+from booktools.split import SETUP_TAG, split
 from d2lcore import FRAMEWORKS
+from d2lcore.frameworks import REGISTRY
 
 SOURCE = """---
 jupytext:
@@ -67,7 +74,8 @@ def source(tmp_path):
 def test_split_keeps_each_frameworks_cells(source):
     notebooks = {fw: split(source, fw) for fw in FRAMEWORKS}
     code = {
-        fw: [c.source for c in nb.cells if c.cell_type == "code"] for fw, nb in notebooks.items()
+        fw: [c.source for c in nb.cells[1:] if c.cell_type == "code"]
+        for fw, nb in notebooks.items()
     }
     assert code["mxnet"] == ["import mxnet", 'print("same everywhere")', "print(framework_name)"]
     assert code["pytorch"][0] == "import torch" and code["tensorflow"][0] == "import tensorflow"
@@ -78,23 +86,63 @@ def test_split_keeps_each_frameworks_cells(source):
     assert "Only PyTorch readers" in prose["pytorch"]
     assert "Only PyTorch readers" not in prose["mxnet"] + prose["tensorflow"]
     for fw, nb in notebooks.items():
-        assert nb.metadata.kernelspec.name == f"d2l-{fw}"
+        assert nb.metadata.kernelspec.name == "python3"  # a kernel every Jupyter has
         assert nb.metadata.d2l.framework == fw
         assert "jupytext" not in nb.metadata
         nbformat.validate(nb)
 
 
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_split_starts_with_the_setup_cell(source, framework):
+    """The first cell names what to install and installs it only where d2lcore is missing; the merged page
+    never shows it."""
+    setup = split(source, framework).cells[0]
+    extra = REGISTRY[framework].extra
+    assert setup.cell_type == "code" and setup.id == "setup" and setup.metadata.tags == [SETUP_TAG]
+    assert setup.source.startswith(
+        f"# This notebook needs d2lcore for {REGISTRY[framework].label}: "
+    )
+    assert f'pip install "d2lcore[{extra}]=={d2lcore.__version__}"' in setup.source
+    assert 'if importlib.util.find_spec("d2lcore") is None:' in setup.source
+    compile(setup.source, "setup", "exec")
+
+
+def test_setup_cell_changes_nothing_where_d2lcore_is_installed(source, tmp_path):
+    """Run for real in this environment (which has d2lcore), with pip unable to install anything: it must not
+    call pip at all."""
+    code = split(source, "pytorch").cells[0].source
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "nothing")}
+    before = importlib.metadata.distribution("d2lcore").read_text("RECORD")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout == "" and run.stderr == "", run.stderr
+    assert importlib.metadata.distribution("d2lcore").read_text("RECORD") == before
+
+
+def test_setup_cell_is_not_on_the_page(tmp_path, source):
+    notebooks = {}
+    for fw in FRAMEWORKS:
+        nb = split(source, fw)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = []
+        notebooks[fw] = nb
+    merged = merge(source, notebooks)
+    assert not any(SETUP_TAG in c.metadata.get("tags", []) for c in merged.cells)
+    assert not any("find_spec" in c.source for c in merged.cells)
+
+
 def test_split_ids_are_fixed_and_shared(source):
     ids = {fw: [c.id for c in split(source, fw).cells] for fw in FRAMEWORKS}
     shared = set(ids["mxnet"]) & set(ids["pytorch"]) & set(ids["tensorflow"])
-    assert {"c000", "c005", "c006"} == shared  # the title and the two shared code cells
+    # the setup cell, the title and the two shared code cells
+    assert {"setup", "c000", "c005", "c006"} == shared
     assert ids == {
         fw: [c.id for c in split(source, fw).cells] for fw in FRAMEWORKS
     }  # same on every run
 
 
 def test_split_embeds_images(source):
-    first = split(source, "pytorch").cells[0]
+    first = split(source, "pytorch").cells[1]
     assert "attachment:square.svg" in first.source
     assert "image/svg+xml" in first.attachments["square.svg"]
 

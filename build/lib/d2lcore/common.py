@@ -1,0 +1,49 @@
+"""The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
+
+from d2lcore.checks import check_int, check_shapes
+from d2lcore.convert import last_query, to_numpy
+from d2lcore.datasets import download, download_extract, read_data_nmt
+from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.metrics import bleu
+from d2lcore.plotting import (
+    Animator,
+    plot,
+    plt,
+    set_axes,
+    set_figsize,
+    show_heatmaps,
+    use_svg_display,
+)
+from d2lcore.text import (
+    Vocab,
+    build_array_nmt,
+    preprocess_nmt,
+    tokenize_nmt,
+    truncate_pad,
+)
+from d2lcore.timer import Timer
+
+__all__ = [
+    "Animator",
+    "Timer",
+    "Vocab",
+    "bleu",
+    "build_array_nmt",
+    "check_int",
+    "check_shapes",
+    "download",
+    "download_extract",
+    "last_query",
+    "plot",
+    "plt",
+    "preprocess_nmt",
+    "read_data_nmt",
+    "set_axes",
+    "set_figsize",
+    "show_heatmaps",
+    "to_numpy",
+    "tokenize_nmt",
+    "truncate_pad",
+    "use_svg_display",
+    "xavier_uniform_weights",
+]

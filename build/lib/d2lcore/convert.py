@@ -1,0 +1,26 @@
+"""Conversion of any framework's tensors to NumPy, without importing a framework."""
+
+import numpy as np
+
+
+def to_numpy(x):
+    """Return ``x`` (an MXNet, PyTorch or TensorFlow tensor, a NumPy array, a number or a nested list) as a NumPy
+    array on the host. Gradients are not tracked through the result."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "asnumpy"):  # MXNet
+        return x.asnumpy()
+    if hasattr(x, "detach"):  # PyTorch
+        return x.detach().cpu().numpy()
+    if hasattr(x, "numpy"):  # TensorFlow (eager tensors and variables)
+        return x.numpy()
+    return np.asarray(x)
+
+
+def last_query(weights):
+    """The attention weights of the last query of the first example, as NumPy: ``weights`` (batch, ...,
+    queries, keys) -> (..., keys). A tuple or list of such tensors gives a tuple of arrays (e.g. the
+    Transformer decoder's self-attention and encoder–decoder attention)."""
+    if isinstance(weights, (tuple, list)):
+        return tuple(last_query(w) for w in weights)
+    return to_numpy(weights)[0, ..., -1, :]

@@ -1,0 +1,503 @@
+"""The public interface of ``d2lcore``, written down once.
+
+``d2lcore.mxnet``, ``d2lcore.torch`` and ``d2lcore.tensorflow`` each provide exactly the names below, with these
+signatures (``tests/test_interface.py`` checks it). For a layer, ``forward`` stands for the computation that
+calling the layer runs: ``forward`` in MXNet and PyTorch, ``call`` in Keras. Names marked *neutral* are one
+framework-neutral object that every module re-exports.
+
+This module is documentation and a contract: it imports no framework and nothing here is meant to be called.
+"""
+
+# --- neutral: plotting, timing, checks ----------------------------------------------------------------------
+
+
+def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
+    """*neutral.* A grid of heatmaps; matrices: (num_rows, num_cols, num_queries, num_keys), any framework."""
+
+
+def plot(
+    X,
+    Y=None,
+    xlabel=None,
+    ylabel=None,
+    legend=None,
+    xlim=None,
+    ylim=None,
+    xscale="linear",
+    yscale="linear",
+    fmts=("-", "m--", "g-.", "r:"),
+    figsize=(3.5, 2.5),
+    axes=None,
+):
+    """*neutral.* Line plot of one or several series (1-D tensors or lists of them)."""
+
+
+def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend):
+    """*neutral.* Configure matplotlib axes."""
+
+
+def set_figsize(figsize=(3.5, 2.5)):
+    """*neutral.* Default figure size, in inches."""
+
+
+def use_svg_display():
+    """*neutral.* Show notebook figures as SVG."""
+
+
+plt = "matplotlib.pyplot"
+"""*neutral.* matplotlib's pyplot module."""
+
+
+class Animator:
+    """*neutral.* A training curve that redraws in place in a notebook."""
+
+    def __init__(
+        self,
+        xlabel=None,
+        ylabel=None,
+        legend=None,
+        xlim=None,
+        ylim=None,
+        xscale="linear",
+        yscale="linear",
+        fmts=("-", "m--", "g-.", "r:"),
+        nrows=1,
+        ncols=1,
+        figsize=(3.5, 2.5),
+    ): ...
+
+    def add(self, x, y):
+        """Add a point to each curve."""
+
+
+class Timer:
+    """*neutral.* Wall-clock timer over several runs."""
+
+    def __init__(self): ...
+
+    def start(self): ...
+
+    def stop(self): ...
+
+    def avg(self): ...
+
+    def sum(self): ...
+
+    def cumsum(self): ...
+
+
+def check_shapes(**named):
+    """*neutral.* ``check_shapes(keys=(k, "n m"), ...)``: check shapes against named dimensions; return the sizes."""
+
+
+def check_int(name, value, minimum=None):
+    """*neutral.* Check that ``value`` is an int (not a bool) of at least ``minimum``; return it."""
+
+
+def to_numpy(x):
+    """*neutral.* Any framework's tensor as a NumPy array."""
+
+
+def last_query(weights):
+    """*neutral.* weights (batch, ..., queries, keys) -> NumPy (..., keys): the last query of example 0; a
+    tuple of tensors gives a tuple of arrays."""
+
+
+# --- per framework: random seeds and devices ------------------------------------------------------------------
+
+
+def set_seed(seed):
+    """Seed Python's, NumPy's and the framework's random number generators."""
+
+
+def num_gpus():
+    """The number of GPUs the framework can use."""
+
+
+def cpu():
+    """The framework's CPU device object."""
+
+
+def try_gpu(i=0):
+    """GPU ``i`` if it exists, else the CPU, as the framework's device object (never a context manager):
+    ``torch.device``, ``mxnet.Context`` or ``tf.config.LogicalDevice``."""
+
+
+# --- per framework: section 2, attention pooling by Nadaraya–Watson kernel regression ------------------------
+
+
+class NWKernelRegression:
+    """Nadaraya–Watson regression with a learnable Gaussian kernel width ``w`` (initialised to 1).
+
+    After a forward pass, ``attention_weights`` holds the (n, m) weights of the last call.
+    """
+
+    def __init__(self): ...
+
+    def forward(self, queries, keys, values):
+        """queries: (n,); keys, values: (n, m) -> predictions (n,)."""
+
+
+def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
+    """Full-batch SGD on sum_i (f(x_i) - y_i)^2 / 2 with a live loss curve; returns the per-epoch losses."""
+
+
+# --- per framework: section 3, attention scoring functions ---------------------------------------------------
+# A layer's forward pass runs in evaluation mode unless the framework's training mode is on: MXNet inside
+# ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is passed (Keras layers
+# declare ``training=None`` as a last extra parameter of ``call``; it is the only allowed difference).
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X (batch, queries, keys), keeping only the first ``valid_lens`` keys.
+
+    valid_lens: None (no mask), (batch,) (one length per example) or (batch, queries) (one per query), of
+    integer values (or floats that are whole numbers). Masked keys get exactly zero weight and zero gradient.
+    A length above the number of keys means "all keys"; a length of 0 gives a row of zeros (the query attends
+    to nothing). Negative lengths, wrong ranks or shapes raise ValueError.
+    """
+
+
+class AdditiveAttention:
+    """Additive attention: score a(q, k) = w_v^T tanh(W_q q + W_k k); W_q, W_k: (num_hiddens, d), w_v: (num_hiddens,).
+
+    Input sizes are inferred on the first call. ``attention_weights`` holds the last weights,
+    (batch, queries, keys).
+    """
+
+    def __init__(self, num_hiddens, dropout): ...
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries, v)."""
+
+
+class DotProductAttention:
+    """Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V. ``attention_weights``: (batch, queries, keys)."""
+
+    def __init__(self, dropout): ...
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
+
+
+# --- per framework: section 5, multi-head attention ----------------------------------------------------------
+
+
+def transpose_qkv(X, num_heads):
+    """Split the last axis into heads: (batch, n, num_hiddens) -> (batch * num_heads, n, num_hiddens / num_heads),
+    example b's heads at rows b * num_heads ... b * num_heads + num_heads - 1."""
+
+
+def transpose_output(X, num_heads):
+    """Undo transpose_qkv: (batch * num_heads, n, d) -> (batch, n, num_heads * d)."""
+
+
+class MultiHeadAttention:
+    """Multi-head scaled dot-product attention with projections W_q, W_k, W_v, W_o to num_hiddens features.
+
+    ``num_hiddens`` must be divisible by ``num_heads`` (ValueError otherwise). ``attention_weights``: the last
+    per-head weights, (batch, num_heads, queries, keys).
+    """
+
+    def __init__(self, num_hiddens, num_heads, dropout, bias=False): ...
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries,
+        num_hiddens); valid_lens as in masked_softmax."""
+
+
+# --- per framework: section 6, self-attention and positional encoding ---------------------------------------
+
+
+class PositionalEncoding:
+    """Adds sinusoidal position encodings to X, then dropout. ``P``: the (1, max_len, num_hiddens) table.
+
+    P[0, i, 2j] = sin(i / 10000^(2j/num_hiddens)), P[0, i, 2j+1] = cos(i / 10000^(2j/num_hiddens)).
+    """
+
+    def __init__(self, num_hiddens, dropout, max_len=1000): ...
+
+    def forward(self, X, offset=0):
+        """X (batch, steps, num_hiddens) -> same shape; rows get positions offset, ..., offset + steps - 1."""
+
+
+# --- per framework: the same weights in every framework --------------------------------------------------------
+
+
+def export_weights(net):
+    """A layer's parameters as ``{canonical name: NumPy array}``. Names are the attribute paths of the layer
+    (``"W_q.weight"``, ``"attention.W_k.weight"``); a dense layer's ``weight`` is (out, in), as in y = x W^T + b."""
+
+
+def load_weights(net, weights):
+    """Load ``{canonical name: array}`` (from export_weights in any framework) into ``net``, in place.
+
+    The layer must have been called once (so that its input sizes are known). Missing, unexpected or
+    wrongly shaped entries raise ValueError naming them."""
+
+
+# --- neutral: the English–French data, tokens and vocabularies (section 4) -------------------------------------
+
+
+def read_data_nmt(split="train", path=None):
+    """*neutral.* The text of an English–French corpus in Tatoeba's format (``English<TAB>French`` lines).
+
+    ``split``: ``"train"`` or ``"heldout"`` of the project's own corpus in ``data/fra-eng/``, whose SHA-256 is
+    checked; ``path``: read that file instead (e.g. the full Tatoeba corpus from ``download_extract``)."""
+
+
+def preprocess_nmt(text):
+    """*neutral.* Replace no-break spaces by spaces, lowercase, and put a space before , . ! ? where missing."""
+
+
+def tokenize_nmt(text, num_examples=None):
+    """*neutral.* Word tokens of the first ``num_examples`` pairs (all if None): (source, target) lists of token
+    lists. Lines that are not exactly two tab-separated fields are skipped and not counted."""
+
+
+class Vocab:
+    """*neutral.* Token <-> index. Index 0 is ``<unk>``, then the reserved tokens, then the tokens seen at least
+    ``min_freq`` times, most frequent first (ties: first seen first). Unknown tokens map to 0."""
+
+    def __init__(self, tokens=None, min_freq=0, reserved_tokens=None): ...
+
+    def __len__(self): ...
+
+    def __getitem__(self, tokens):
+        """A token's index, or a list of indices for a list or tuple of tokens."""
+
+    def to_tokens(self, indices):
+        """An index's token, or a list of tokens for a list of indices."""
+
+
+def truncate_pad(line, num_steps, padding_token):
+    """*neutral.* The first ``num_steps`` items of ``line``, right-padded with ``padding_token`` if shorter."""
+
+
+def build_array_nmt(lines, vocab, num_steps):
+    """*neutral.* Token lists -> (array (n, num_steps) of indices with ``<eos>`` appended, then truncated or
+    padded; valid lengths (n,): the non-pad entries), both NumPy int32."""
+
+
+def download(name, cache_dir=None):
+    """*neutral.* Download a registered data file to ``cache_dir`` (default: ``data/downloads``) unless a copy
+    with the right checksum is there; verified, written atomically. Returns its path. Checksums are SHA-256,
+    except for d2l's frozen ``fra-eng.zip`` mirror, whose publisher gives only a SHA-1."""
+
+
+def download_extract(name, cache_dir=None):
+    """*neutral.* ``download`` a registered archive and extract it safely next to it; returns the folder."""
+
+
+def bleu(pred_seq, label_seq, k):
+    """*neutral.* BLEU of a space-separated prediction against one label, n-grams up to k (fewer when the
+    prediction is shorter; 0 for an empty prediction)."""
+
+
+# --- per framework: data iterators (section 4) -----------------------------------------------------------------
+
+
+def load_array(data_arrays, batch_size, is_train=True):
+    """An iterable over minibatches of the framework's tensors made from NumPy arrays with equal first
+    dimensions; shuffled each epoch with NumPy's global generator when ``is_train``, so that every framework
+    sees the same batches after the same ``set_seed``."""
+
+
+def load_data_nmt(batch_size, num_steps, num_examples=600):
+    """(data_iter, src_vocab, tgt_vocab) for exactly the first ``num_examples`` pairs of the project's training
+    corpus. Each batch: (X (batch, num_steps), X_valid_len (batch,), Y (batch, num_steps), Y_valid_len (batch,)),
+    integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
+
+
+# --- per framework: encoder–decoder models (section 4) ----------------------------------------------------------
+
+
+class Encoder:
+    """Base class: maps a source batch to encoder outputs."""
+
+    def __init__(self): ...
+
+    def forward(self, X, *args): ...
+
+
+class Decoder:
+    """Base class: ``init_state`` turns encoder outputs into a state; ``forward`` maps (X, state) to
+    (outputs, new state)."""
+
+    def __init__(self): ...
+
+    def init_state(self, enc_outputs, *args): ...
+
+    def forward(self, X, state): ...
+
+
+class AttentionDecoder(Decoder):
+    """A decoder whose ``attention_weights`` property returns the attention weights of its last call."""
+
+    @property
+    def attention_weights(self): ...
+
+
+class EncoderDecoder:
+    """``encoder(enc_X, *args)``, then ``decoder.init_state(outputs, *args)``, then ``decoder(dec_X, state)``:
+    returns ``(Y_hat, state)``."""
+
+    def __init__(self, encoder, decoder): ...
+
+    def forward(self, enc_X, dec_X, *args): ...
+
+
+class Seq2SeqEncoder(Encoder):
+    """Embedding + ``num_layers``-layer GRU (dropout between layers). X (batch, steps) of token indices ->
+    (outputs (batch, steps, num_hiddens), state (num_layers, batch, num_hiddens)), the same layout in every
+    framework."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0): ...
+
+    def forward(self, X, *args): ...
+
+
+class Seq2SeqAttentionDecoder(AttentionDecoder):
+    """Bahdanau's decoder: at each step, additive attention with the last layer's previous state as query over
+    the encoder outputs gives a context, fed to the GRU with the embedded token. State: (enc_outputs (batch,
+    src_steps, num_hiddens), hidden (num_layers, batch, num_hiddens), enc_valid_lens (batch,))."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0): ...
+
+    def init_state(self, enc_outputs, enc_valid_lens): ...
+
+    def forward(self, X, state):
+        """X (batch, steps) -> (logits (batch, steps, vocab_size), new state)."""
+
+
+def sequence_mask(X, valid_len, value=0):
+    """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by ``value`` (a new tensor)."""
+
+
+class MaskedSoftmaxCELoss:
+    """Cross-entropy summed over the valid tokens of each sequence: pred (batch, steps, vocab) logits, label
+    (batch, steps), valid_len (batch,) -> (batch,). Dividing the sum by the number of valid tokens gives the
+    per-token loss that ``train_seq2seq`` reports."""
+
+    def __init__(self): ...
+
+    def forward(self, pred, label, valid_len): ...
+
+
+def xavier_uniform_weights(weights):
+    """*neutral.* New ``{canonical name: array}`` for ``export_weights``' output: every weight matrix drawn
+    from U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010), biases zero, other entries kept;
+    drawn with NumPy's global generator, so every framework starts from the same weights after ``set_seed``."""
+
+
+def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
+    prints the final per-token loss and tokens/second over the whole run. Returns the per-epoch losses."""
+
+
+def predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
+
+
+# --- per framework: section 7, the Transformer -----------------------------------------------------------------
+# Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
+# layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
+
+
+class PositionWiseFFN:
+    """The same two-layer MLP at every position: dense2(relu(dense1(X))); X (..., d) -> (..., ffn_num_outputs)."""
+
+    def __init__(self, ffn_num_hiddens, ffn_num_outputs): ...
+
+    def forward(self, X): ...
+
+
+class AddNorm:
+    """Residual connection then layer normalisation: LayerNorm(dropout(Y) + X); X, Y (..., d) -> (..., d)."""
+
+    def __init__(self, dropout): ...
+
+    def forward(self, X, Y): ...
+
+
+class TransformerEncoderBlock:
+    """Self-attention then the FFN, each followed by AddNorm: (batch, steps, num_hiddens) -> same shape."""
+
+    def __init__(
+        self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+    ): ...
+
+    def forward(self, X, valid_lens=None): ...
+
+
+class TransformerEncoder(Encoder):
+    """Embedding * sqrt(num_hiddens) + positional encoding, then num_layers encoder blocks.
+
+    X (batch, steps) token indices -> (batch, steps, num_hiddens). ``attention_weights``: the last call's
+    self-attention weights, (batch, num_layers, num_heads, steps, steps). Positions beyond ``max_len`` raise.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ): ...
+
+    def forward(self, X, valid_lens=None): ...
+
+
+class TransformerDecoderBlock:
+    """Causal self-attention, encoder–decoder attention, FFN, each followed by AddNorm.
+
+    X (batch, steps, num_hiddens) at positions past ... past + steps - 1, enc_outputs (batch, src_steps,
+    num_hiddens), cache None or (batch, past, num_hiddens): the block's earlier inputs. Returns (output (batch,
+    steps, num_hiddens), key_values (batch, past + steps, num_hiddens)). The causal mask depends only on the
+    positions, never on the training mode.
+    """
+
+    def __init__(
+        self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+    ): ...
+
+    def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None): ...
+
+
+class TransformerDecoder(AttentionDecoder):
+    """Embedding * sqrt(num_hiddens) + the positional encoding of each token's real position, num_layers decoder
+    blocks, then a dense layer to vocab_size.
+
+    State: (enc_outputs, enc_valid_lens, caches), caches a tuple of num_layers entries (None, or (batch, past,
+    num_hiddens)). Decoding step by step through the caches gives the same logits as decoding at once. A wrong
+    state raises ValueError. ``attention_weights``: (self-attention (batch, num_layers, num_heads, steps, past +
+    steps), encoder–decoder attention (batch, num_layers, num_heads, steps, src_steps)).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ): ...
+
+    def init_state(self, enc_outputs, enc_valid_lens=None): ...
+
+    def forward(self, X, state): ...

@@ -1,0 +1,46 @@
+"""Evaluation of translations: BLEU (Papineni et al., 2002), in the form used by the book."""
+
+import collections
+import math
+
+from d2lcore.checks import check_int
+
+
+def _ngrams(tokens, n):
+    return collections.Counter(
+        tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)
+    )
+
+
+def bleu(pred_seq, label_seq, k):
+    """BLEU of a predicted sentence against one label sentence, both space-separated strings.
+
+    With ``len_pred`` and ``len_label`` the numbers of tokens,
+
+        BLEU = exp(min(0, 1 - len_label / len_pred)) * prod_{n=1}^{m} p_n ** (1 / 2**n),
+
+    where ``m = min(k, len_pred)`` and ``p_n`` is the number of n-grams of the prediction that
+    match the label (each label n-gram matches at most as often as it occurs there), divided
+    by the number of n-grams of the prediction, ``len_pred - n + 1``. The first factor
+    penalizes predictions shorter than the label; longer n-grams weigh more. A prediction
+    shorter than ``k`` is scored on the n-grams it has; an empty one scores 0.
+
+    Papineni, K., Roukos, S., Ward, T., & Zhu, W.-J. (2002). BLEU: a method for automatic
+    evaluation of machine translation. Proceedings of ACL, 311-318.
+    """
+    for name, seq in (("pred_seq", pred_seq), ("label_seq", label_seq)):
+        if not isinstance(seq, str):
+            raise TypeError(
+                f"{name} must be a str of space-separated tokens; got {type(seq).__name__}"
+            )
+    check_int("k", k, minimum=1)
+    pred = [token for token in pred_seq.split(" ") if token]
+    label = [token for token in label_seq.split(" ") if token]
+    if not pred:
+        return 0.0
+    score = math.exp(min(0.0, 1 - len(label) / len(pred)))
+    for n in range(1, min(k, len(pred)) + 1):
+        pred_ngrams, label_ngrams = _ngrams(pred, n), _ngrams(label, n)
+        matches = sum((pred_ngrams & label_ngrams).values())  # & keeps the smaller count
+        score *= (matches / (len(pred) - n + 1)) ** (0.5**n)
+    return score

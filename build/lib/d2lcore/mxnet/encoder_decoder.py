@@ -1,0 +1,55 @@
+"""The encoder–decoder architecture in MXNet (section 4): base classes and their
+composition."""
+
+from mxnet.gluon import nn
+
+
+class Encoder(nn.Block):
+    """Base class of encoders: ``forward(X, *args)`` maps a source batch to encoder
+    outputs."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, X, *args):
+        raise NotImplementedError
+
+
+class Decoder(nn.Block):
+    """Base class of decoders: ``init_state`` turns the encoder's outputs into a decoder
+    state; ``forward(X, state)`` returns (outputs, new state)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def init_state(self, enc_outputs, *args):
+        raise NotImplementedError
+
+    def forward(self, X, state):
+        raise NotImplementedError
+
+
+class AttentionDecoder(Decoder):
+    """A decoder with attention: ``attention_weights`` are the weights of its last
+    call."""
+
+    @property
+    def attention_weights(self):
+        raise NotImplementedError
+
+
+class EncoderDecoder(nn.Block):
+    """An encoder and a decoder trained together: the encoder reads enc_X, its outputs
+    give the decoder's first state, and the decoder reads dec_X."""
+
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder, self.decoder = encoder, decoder
+
+    def forward(self, enc_X, dec_X, *args):
+        """enc_X (batch, src_steps), dec_X (batch, steps); ``args`` (e.g. the source valid
+        lengths) go to the encoder and to ``init_state``. Returns (outputs, final state).
+        """
+        enc_outputs = self.encoder(enc_X, *args)
+        state = self.decoder.init_state(enc_outputs, *args)
+        return self.decoder(dec_X, state)

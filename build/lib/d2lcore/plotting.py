@@ -1,0 +1,205 @@
+"""Plotting helpers shared by all frameworks: line plots, attention heatmaps and a live training curve.
+
+Every function accepts tensors of any of the three frameworks (they are converted with :func:`to_numpy`).
+"""
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib import pyplot as plt
+
+from d2lcore.checks import check_shapes
+from d2lcore.convert import to_numpy
+
+# Deterministic SVG output: no creation date, and element ids that do not change from run to run.
+mpl.rcParams["svg.hashsalt"] = "d2lcore"
+mpl.rcParams["svg.fonttype"] = "path"
+
+
+def _in_notebook():
+    """Whether we run inside an IPython kernel (a notebook), where figures can be displayed."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def use_svg_display():
+    """Show figures in notebooks as SVG, which stays sharp at any zoom."""
+    if _in_notebook():
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+        set_matplotlib_formats("svg", metadata={"Date": None})
+
+
+def set_figsize(figsize=(3.5, 2.5)):
+    """Set the default figure size in inches."""
+    use_svg_display()
+    plt.rcParams["figure.figsize"] = figsize
+
+
+def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend):
+    """Set the labels, limits, scales and legend of matplotlib ``axes``."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_xscale(xscale)
+    axes.set_yscale(yscale)
+    axes.set_xlim(xlim)
+    axes.set_ylim(ylim)
+    if legend:
+        axes.legend(legend)
+    axes.grid()
+
+
+def _as_series(X):
+    """Turn one series or a list of series into a list of 1-D NumPy arrays."""
+    if isinstance(X, list | tuple) and len(X) and np.ndim(to_numpy(X[0])) > 0:
+        return [np.asarray(to_numpy(x)).reshape(-1) for x in X]
+    x = np.asarray(to_numpy(X))
+    if x.ndim == 2:  # a matrix holds one series per row
+        return list(x)
+    return [x.reshape(-1)]
+
+
+def plot(
+    X,
+    Y=None,
+    xlabel=None,
+    ylabel=None,
+    legend=None,
+    xlim=None,
+    ylim=None,
+    xscale="linear",
+    yscale="linear",
+    fmts=("-", "m--", "g-.", "r:"),
+    figsize=(3.5, 2.5),
+    axes=None,
+):
+    """Plot one or several series.
+
+    ``X`` and ``Y`` are 1-D tensors or lists of them (a 2-D tensor holds one series per row). With ``Y`` omitted,
+    each series of ``X`` is plotted against its index. One ``X`` may serve several ``Y`` series.
+    """
+    if Y is None:
+        Y, X = _as_series(X), None
+    else:
+        Y = _as_series(Y)
+    X = [np.arange(len(y)) for y in Y] if X is None else _as_series(X)
+    if len(X) == 1 and len(Y) > 1:
+        X = X * len(Y)
+    if len(X) != len(Y):
+        raise ValueError(
+            f"X has {len(X)} series but Y has {len(Y)}: give one X for all, or one per Y"
+        )
+    for i, (x, y) in enumerate(zip(X, Y, strict=True)):
+        if len(x) != len(y):
+            raise ValueError(f"series {i}: X has {len(x)} points but Y has {len(y)}")
+    set_figsize(figsize)
+    if axes is None:
+        axes = plt.gca()
+    axes.cla()
+    for x, y, fmt in zip(X, Y, fmts * len(Y)):
+        axes.plot(x, y, fmt)
+    set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
+    return axes
+
+
+def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
+    """Draw a grid of heatmaps, e.g. of attention weights.
+
+    matrices: shape (num_rows, num_cols, num_queries, num_keys). Panel (i, j) of the
+    grid shows matrices[i, j], one row per query and one column per key. All panels
+    share one colour scale, from min(0, smallest entry) to the largest entry, and one
+    colour bar. ``titles`` label the columns of the grid.
+    """
+    check_shapes(matrices=(matrices, "num_rows num_cols num_queries num_keys"))
+    matrices = to_numpy(matrices)
+    num_rows, num_cols = matrices.shape[:2]
+    if titles is not None and len(titles) != num_cols:
+        raise ValueError(
+            f"titles must name each of the {num_cols} columns; got {len(titles)}"
+        )
+    vmin, vmax = min(matrices.min(), 0), matrices.max()
+    use_svg_display()
+    fig, axes = plt.subplots(
+        num_rows, num_cols, figsize=figsize, sharex=True, sharey=True, squeeze=False
+    )
+    for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
+        for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
+            if i == num_rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles:
+                ax.set_title(titles[j])
+    fig.colorbar(pcm, ax=axes, shrink=0.6)
+    return fig
+
+
+class Animator:
+    """A training curve that redraws in place as points are added.
+
+    In a notebook the figure is displayed once and then updated, so the cell's other output stays; outside a
+    notebook (a script, a test) the points are only recorded.
+    """
+
+    def __init__(
+        self,
+        xlabel=None,
+        ylabel=None,
+        legend=None,
+        xlim=None,
+        ylim=None,
+        xscale="linear",
+        yscale="linear",
+        fmts=("-", "m--", "g-.", "r:"),
+        nrows=1,
+        ncols=1,
+        figsize=(3.5, 2.5),
+    ):
+        use_svg_display()
+        self.fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+        self.axes = axes[0, 0]
+        plt.close(
+            self.fig
+        )  # we display it ourselves; the notebook must not show it again at the cell's end
+        self.config = dict(
+            xlabel=xlabel,
+            ylabel=ylabel,
+            xlim=xlim,
+            ylim=ylim,
+            xscale=xscale,
+            yscale=yscale,
+            legend=legend,
+        )
+        self.fmts = fmts
+        self.X, self.Y = None, None
+        self._handle = None
+
+    def add(self, x, y):
+        """Add one point to each curve: ``y`` is a number or a list with one number per curve."""
+        ys = list(y) if isinstance(y, list | tuple) else [y]
+        xs = list(x) if isinstance(x, list | tuple) else [x] * len(ys)
+        if self.X is None:
+            self.X, self.Y = [[] for _ in ys], [[] for _ in ys]
+        if len(ys) != len(self.Y):
+            raise ValueError(
+                f"this Animator draws {len(self.Y)} curve(s); add() got {len(ys)} value(s)"
+            )
+        for i, (a, b) in enumerate(zip(xs, ys, strict=True)):
+            if a is not None and b is not None:
+                self.X[i].append(float(a))
+                self.Y[i].append(float(b))
+        self.axes.cla()
+        for xs_i, ys_i, fmt in zip(self.X, self.Y, self.fmts * len(self.Y)):
+            self.axes.plot(xs_i, ys_i, fmt)
+        set_axes(self.axes, **self.config)
+        if _in_notebook():
+            from IPython.display import display
+
+            if self._handle is None:
+                self._handle = display(self.fig, display_id=True)
+            else:
+                self._handle.update(self.fig)

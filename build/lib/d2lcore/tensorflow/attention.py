@@ -1,0 +1,110 @@
+"""Attention scoring functions in TensorFlow (section 3): masked softmax, additive and scaled
+dot-product attention."""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from d2lcore.checks import check_shapes
+
+
+def _check_valid_lens(X, valid_lens):
+    """valid_lens as a (batch, queries or 1) tensor of whole, non-negative lengths."""
+    if valid_lens.shape.rank == 1:
+        check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch"))
+        lens = tf.reshape(valid_lens, (-1, 1))
+    else:
+        check_shapes(
+            X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch queries")
+        )
+        lens = valid_lens
+    whole = "valid_lens must hold whole numbers"
+    if tf.executing_eagerly():
+        values = valid_lens.numpy()
+        if (values != values.round()).any():
+            raise ValueError(f"{whole}; got {values.tolist()}")
+        if (values < 0).any():
+            raise ValueError(f"valid_lens must be >= 0; got {values.tolist()}")
+    else:  # inside tf.function: checks that run with the graph
+        if lens.dtype.is_floating:
+            tf.debugging.assert_equal(lens, tf.round(lens), message=whole)
+        tf.debugging.assert_non_negative(lens, message="valid_lens must be >= 0")
+    return lens
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X (batch, queries, keys) that ignores the keys beyond
+    each valid length. valid_lens: None, (batch,) or (batch, queries). A masked key gets
+    weight 0 and gradient 0; a length of 0 gives a row of zeros; a length above the number
+    of keys keeps all keys."""
+    if valid_lens is None:
+        check_shapes(X=(X, "batch queries keys"))
+        return tf.nn.softmax(X, axis=-1)
+    valid_lens = tf.convert_to_tensor(valid_lens)
+    if valid_lens.shape.rank not in (1, 2):
+        raise ValueError(
+            "valid_lens must have shape (batch,) or (batch, queries); "
+            f"got shape {tuple(valid_lens.shape)}"
+        )
+    lens = _check_valid_lens(X, valid_lens)
+    # mask[b, i, j] is True for the keys j that query i of example b may attend to
+    keys = tf.range(tf.shape(X)[-1], dtype=X.dtype)
+    mask = keys < tf.cast(lens, X.dtype)[..., None]  # (batch, queries or 1, keys)
+    # The lowest float makes exp() of a masked score 0; multiplying by the mask then turns a
+    # row with no valid key (uniform after softmax) into zeros instead of an average.
+    X = tf.where(mask, X, X.dtype.min)
+    return tf.nn.softmax(X, axis=-1) * tf.cast(mask, X.dtype)
+
+
+class AdditiveAttention(keras.layers.Layer):
+    """a(q, k) = w_v^T tanh(W_q q + W_k k): queries and keys may have different sizes.
+    Bahdanau et al., 2015. Input sizes are inferred on the first call."""
+
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_q = keras.layers.Dense(num_hiddens, use_bias=False)
+        self.W_k = keras.layers.Dense(num_hiddens, use_bias=False)
+        self.w_v = keras.layers.Dense(1, use_bias=False)
+        self.dropout = keras.layers.Dropout(dropout)
+        self.attention_weights = None
+
+    def call(self, queries, keys, values, valid_lens=None, training=None):
+        # queries: (batch, queries, q), keys: (batch, keys, k), values: (batch, keys, v)
+        check_shapes(
+            queries=(queries, "batch n_q d_q"),
+            keys=(keys, "batch n_k d_k"),
+            values=(values, "batch n_k d_v"),
+        )
+        queries, keys = self.W_q(queries), self.W_k(keys)  # (batch, *, num_hiddens)
+        # Every query meets every key by broadcasting:
+        # (batch, queries, 1, hiddens) + (batch, 1, keys, hiddens)
+        features = tf.tanh(queries[:, :, None, :] + keys[:, None, :, :])
+        scores = tf.squeeze(self.w_v(features), axis=-1)  # (batch, queries, keys)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
+        weights = self.dropout(self.attention_weights, training=training)
+        return tf.matmul(weights, values)
+
+
+class DotProductAttention(keras.layers.Layer):
+    """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
+    Vaswani et al., 2017."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = keras.layers.Dropout(dropout)
+        self.attention_weights = None
+
+    def call(self, queries, keys, values, valid_lens=None, training=None):
+        # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
+        check_shapes(
+            queries=(queries, "batch n_q d"),
+            keys=(keys, "batch n_k d"),
+            values=(values, "batch n_k d_v"),
+        )
+        d = queries.shape[-1]
+        scores = tf.matmul(queries, keys, transpose_b=True) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        weights = self.dropout(self.attention_weights, training=training)
+        return tf.matmul(weights, values)

@@ -1,0 +1,29 @@
+"""Random seeds and devices for TensorFlow."""
+
+import keras
+import tensorflow as tf
+
+from d2lcore.checks import check_int
+
+
+def set_seed(seed):
+    """Seed Python's, NumPy's and TensorFlow's random number generators."""
+    check_int("seed", seed, minimum=0)
+    keras.utils.set_random_seed(seed)  # seeds `random`, NumPy and TensorFlow
+
+
+def num_gpus():
+    """The number of GPUs TensorFlow can use."""
+    return len(tf.config.list_logical_devices("GPU"))
+
+
+def cpu():
+    """The CPU device, a ``tf.config.LogicalDevice``; use it as ``with tf.device(device.name): ...``."""
+    return tf.config.list_logical_devices("CPU")[0]
+
+
+def try_gpu(i=0):
+    """GPU ``i`` if it exists, else the CPU: a ``tf.config.LogicalDevice`` (its ``.name`` goes to ``tf.device``)."""
+    check_int("i", i, minimum=0)
+    gpus = tf.config.list_logical_devices("GPU")
+    return gpus[i] if len(gpus) > i else cpu()

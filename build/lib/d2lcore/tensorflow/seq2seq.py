@@ -1,0 +1,146 @@
+"""Sequence to sequence learning with Bahdanau attention in TensorFlow (section 4): a GRU
+encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
+
+import keras
+import tensorflow as tf
+
+from d2lcore.checks import check_shapes
+
+from .attention import AdditiveAttention
+from .encoder_decoder import AttentionDecoder, Encoder
+from .rnn import GRU
+
+
+class Seq2SeqEncoder(Encoder):
+    """Embedding, then a ``num_layers``-layer GRU with dropout between layers.
+
+    X (batch, steps) of token indices -> (outputs (batch, steps, num_hiddens): the last
+    layer's state at every step, state (num_layers, batch, num_hiddens): every layer's
+    state after the last step)."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__()
+        self.embedding = keras.layers.Embedding(vocab_size, embed_size)
+        self.rnn = GRU(num_hiddens, num_layers, dropout)
+
+    def call(self, X, *args, training=None):
+        check_shapes(X=(X, "batch steps"))
+        embs = self.embedding(X)
+        outputs, state = self.rnn(embs, training=training)  # the initial state is zeros
+        return outputs, state
+
+
+def _masked_softmax(scores, mask):
+    """Softmax of scores (batch, queries, keys) over the keys where mask (batch, 1, keys)
+    is True: the same numbers as masked_softmax, with the mask built once by the caller.
+    """
+    masked = tf.where(mask, scores, scores.dtype.min)
+    return tf.nn.softmax(masked, axis=-1) * tf.cast(mask, scores.dtype)
+
+
+class Seq2SeqAttentionDecoder(AttentionDecoder):
+    """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
+    layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
+    and values, gives a context c_{t'}; [c_{t'}, embedding of y_{t'-1}] is the GRU's
+    input.
+
+    State: (enc_outputs (batch, src_steps, num_hiddens), hidden (num_layers, batch,
+    num_hiddens), enc_valid_lens (batch,) or None). ``attention_weights``: (batch, steps,
+    src_steps), the weights of every step of the last call."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, dropout)
+        self.embedding = keras.layers.Embedding(vocab_size, embed_size)
+        self.rnn = GRU(num_hiddens, num_layers, dropout)
+        self.dense = keras.layers.Dense(vocab_size)
+        self._attention_weights = ()
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        outputs, hidden = enc_outputs  # (batch, src_steps, h), (num_layers, batch, h)
+        if enc_valid_lens is not None:
+            check_shapes(
+                enc_outputs=(outputs, "batch steps h"),
+                enc_valid_lens=(enc_valid_lens, "batch"),
+            )
+        return outputs, hidden, enc_valid_lens
+
+    def call(self, X, state, training=None):
+        enc_outputs, hidden, enc_valid_lens = state
+        check_shapes(X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h"))
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        # The keys (the encoder outputs) are the same at every decoding step: project them
+        # by W_k once here, not at each step inside self.attention (same numbers, fewer
+        # operations). Likewise the mask of valid source positions: (batch, 1, src_steps).
+        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, num_hiddens)
+        positions = tf.range(tf.shape(enc_outputs)[1])
+        if enc_valid_lens is None:
+            mask = tf.ones_like(positions, dtype=tf.bool)[None, None, :]
+        else:
+            lens = tf.cast(tf.reshape(enc_valid_lens, (-1, 1, 1)), positions.dtype)
+            mask = positions[None, None, :] < lens
+        outputs, attention_weights = [], []
+        for t in range(X.shape[1]):
+            query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer
+            # Additive attention, as in AdditiveAttention.call, with the keys projected
+            features = tf.tanh(self.attention.W_q(query) + keys)  # (batch, src_steps, h)
+            scores = tf.transpose(self.attention.w_v(features), (0, 2, 1))  # (b, 1, src)
+            weights = _masked_softmax(scores, mask)
+            dropped = self.attention.dropout(weights, training=training)
+            context = tf.matmul(dropped, enc_outputs)  # (batch, 1, h)
+            # The GRU's input: the context, then the embedded token: (batch, 1, h + embed)
+            x = tf.concat((context, embs[:, t : t + 1]), axis=-1)
+            out, hidden = self.rnn(x, hidden, training=training)  # out: (batch, 1, h)
+            outputs.append(out)
+            attention_weights.append(weights)
+        self._attention_weights = tuple(attention_weights)
+        # Keras marks a layer built when it is called; self.attention never is (only its
+        # sublayers are), so mark it for the tools that check, such as export_weights.
+        self.attention.built = True
+        logits = self.dense(tf.concat(outputs, axis=1))  # (batch, steps, vocab_size)
+        return logits, (enc_outputs, hidden, enc_valid_lens)
+
+    @property
+    def attention_weights(self):
+        """(batch, steps, src_steps): the attention weights of every step of the last
+        call."""
+        return tf.concat(self._attention_weights, axis=1)
+
+
+def sequence_mask(X, valid_len, value=0):
+    """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by
+    ``value``, as a new tensor. valid_len: (batch,)."""
+    X = tf.convert_to_tensor(X)
+    if X.shape.rank < 2:
+        raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
+    valid_len = tf.convert_to_tensor(valid_len)
+    if valid_len.shape.rank != 1 or valid_len.shape[0] not in (None, X.shape[0]):
+        raise ValueError(
+            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
+            f"{tuple(X.shape)}; got {tuple(valid_len.shape)}"
+        )
+    steps = tf.range(tf.shape(X)[1])
+    keep = steps[None, :] < tf.cast(valid_len, steps.dtype)[:, None]  # (batch, steps)
+    keep = tf.reshape(keep, tf.concat((tf.shape(keep), [1] * (X.shape.rank - 2)), 0))
+    return tf.where(keep, X, tf.cast(value, X.dtype))
+
+
+class MaskedSoftmaxCELoss(keras.layers.Layer):
+    """Cross-entropy summed over the valid tokens of each sequence.
+
+    pred (batch, steps, vocab) logits, label (batch, steps) indices, valid_len (batch,) ->
+    (batch,): sum over t < valid_len[b] of -log softmax(pred[b, t])[label[b, t]]."""
+
+    def __init__(self):
+        super().__init__()
+
+    def call(self, pred, label, valid_len, training=None):
+        check_shapes(
+            pred=(pred, "batch steps vocab"),
+            label=(label, "batch steps"),
+            valid_len=(valid_len, "batch"),
+        )
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.cast(label, tf.int32), logits=pred
+        )  # (batch, steps)
+        return tf.reduce_sum(sequence_mask(loss, valid_len), axis=1)

@@ -1,0 +1,201 @@
+"""Training and greedy translation of encoder–decoder models in TensorFlow (section 4)."""
+
+import weakref
+
+import keras
+import tensorflow as tf
+
+from d2lcore.checks import check_int
+from d2lcore.convert import last_query
+from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.plotting import Animator
+from d2lcore.text import encode_source
+from d2lcore.timer import Timer
+
+from .seq2seq import MaskedSoftmaxCELoss
+from .weights import export_weights, load_weights
+
+
+def _initialize(net):
+    """The rule of d2lcore.initialization: Xavier-uniform weight matrices, zero biases.
+    One call on a dummy batch first creates the weights whose sizes are inferred."""
+    dummy = tf.zeros((1, 1), dtype=tf.int32)
+    net(dummy, dummy, tf.ones(1, dtype=tf.int32))
+    load_weights(net, xavier_uniform_weights(export_weights(net)))
+
+
+def _device_name(device):
+    """The name for tf.device: of a tf.config.LogicalDevice (e.g. from try_gpu()) or a str
+    such as "/GPU:0"."""
+    return device if isinstance(device, str) else device.name
+
+
+def _make_train_step(net, optimizer, loss_fn, bos, batch):
+    """A compiled training step for batches shaped like ``batch``. The batch size is left
+    open (None) so that a smaller last batch reuses the same graph instead of tracing
+    anew."""
+    signature = [tf.TensorSpec((None, *a.shape[1:]), a.dtype) for a in batch]
+
+    @tf.function(input_signature=signature)
+    def train_step(X, X_valid_len, Y, Y_valid_len):
+        # Teacher forcing: the decoder reads <bos>, then the target shifted by one
+        bos_column = tf.fill((tf.shape(Y)[0], 1), tf.constant(bos, Y.dtype))
+        dec_input = tf.concat((bos_column, Y[:, :-1]), axis=1)
+        with tf.GradientTape() as tape:
+            Y_hat, _ = net(X, dec_input, X_valid_len, training=True)
+            loss = tf.reduce_sum(loss_fn(Y_hat, Y, Y_valid_len))  # over the valid tokens
+            tokens = tf.cast(tf.reduce_sum(Y_valid_len), loss.dtype)
+            per_token = loss / tokens
+        grads = tape.gradient(per_token, net.trainable_variables)  # of the loss per token
+        # An embedding's gradient comes as rows (tf.IndexedSlices), which Keras's Adam
+        # would apply lazily, to those rows only; dense, it is the Adam of PyTorch and
+        # MXNet.
+        grads = [tf.convert_to_tensor(g) for g in grads]
+        grads, _ = tf.clip_by_global_norm(grads, 1)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        return loss, tokens
+
+    return train_step
+
+
+def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
+
+    ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
+    ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
+    reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
+    clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on the first
+    batch. Draws the loss every 10 epochs, prints the final loss and the speed, and
+    returns the loss per token of every epoch."""
+    check_int("num_epochs", num_epochs, minimum=1)
+    with tf.device(_device_name(device)):
+        _initialize(net)
+        # epsilon: the default of PyTorch and MXNet (Keras uses 1e-7)
+        optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
+        optimizer.build(net.trainable_variables)
+        loss_fn = MaskedSoftmaxCELoss()
+        animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
+        train_step = None
+        losses, total_tokens = [], 0
+        timer = Timer()
+        for epoch in range(num_epochs):
+            # Sums stay tensors: reading one (float()) would wait for the step to finish
+            loss_sum, num_tokens = tf.zeros(()), tf.zeros(())
+            for batch in data_iter:
+                if train_step is None:
+                    bos = tgt_vocab["<bos>"]
+                    train_step = _make_train_step(net, optimizer, loss_fn, bos, batch)
+                loss, tokens = train_step(*batch)
+                loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
+            losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
+            total_tokens += int(num_tokens)
+            if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
+                animator.add(epoch + 1, losses[-1])
+        seconds = timer.stop()
+    short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
+    print(
+        f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
+        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}"
+    )
+    return losses
+
+
+class _GraphCall:
+    """``layer(*args, training=False)`` run as a TensorFlow graph (tf.function): one
+    Python call instead of one per operation, which is most of an eager step's time.
+
+    A new kind of input traces the layer anew; reduce_retracing makes a dimension that
+    changes from call to call (the growing caches of TransformerDecoder) unknown, so
+    that one more trace serves every size. What the call stores in its layers'
+    ``attention_weights`` comes out of the graph and is stored again after every run, so
+    the layers hold the last call's weights, as after an eager call."""
+
+    NAMES = ("attention_weights", "_attention_weights")  # as set by call()
+
+    def __init__(self, layer):
+        # Weak references: the cache must not keep the layer alive
+        self.layers = [weakref.ref(sub) for sub in layer._flatten_layers()]  # layer 1st
+        self.layer = self.layers[0]
+        self.function = tf.function(self._run, reduce_retracing=True)
+
+    def _stored(self):
+        """{"i:name": value} of the attributes in NAMES that layer i has set."""
+        return {
+            f"{i}:{name}": vars(sub())[name]
+            for i, sub in enumerate(self.layers)
+            for name in self.NAMES
+            if vars(sub()).get(name) is not None
+        }
+
+    def _run(self, *args):  # traced
+        before = self._stored()
+        outputs = self.layer()(*args, training=False)
+        # Only what this call set: other values may belong to another graph
+        new = {
+            k: value for k, value in self._stored().items() if value is not before.get(k)
+        }
+        return outputs, new
+
+    def __call__(self, *args):
+        outputs, new = self.function(*args)
+        for key, value in new.items():
+            i, name = key.split(":")
+            setattr(self.layers[int(i)](), name, value)
+        return outputs
+
+
+_GRAPH_CALLS = weakref.WeakKeyDictionary()  # layer -> its _GraphCall
+
+
+def _evaluate(layer, *args):
+    """``layer(*args, training=False)``, run as a graph once the layer has been built (its
+    first call creates its weights, eagerly). The graph is kept for the next calls."""
+    if not layer.built:
+        return layer(*args, training=False)
+    if layer not in _GRAPH_CALLS:
+        _GRAPH_CALLS[layer] = _GraphCall(layer)
+    return _GRAPH_CALLS[layer](*args)
+
+
+def predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder), on ``device`` (a
+    tf.config.LogicalDevice, e.g. from try_gpu()).
+
+    The sentence is cleaned like the corpus (lowercase, a space before , . ! ?), ends with
+    <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
+    emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
+    (translation, attention): ``attention`` lists, for every step (the <eos> step
+    included), the decoder's attention weights of that step as NumPy (``last_query``:
+    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
+    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
+    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is [].
+    The encoder and each decoder step run as TensorFlow graphs, traced on their first use
+    and kept for later sentences (the first translation takes longer)."""
+    check_int("num_steps", num_steps, minimum=1)
+    src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
+    eos = tgt_vocab["<eos>"]
+    output, attention = [], []
+    with tf.device(_device_name(device)):
+        enc_X = tf.constant([src], dtype=tf.int32)  # a batch of one
+        enc_valid_len = tf.constant([src_valid_len], dtype=tf.int32)
+        enc_outputs = _evaluate(net.encoder, enc_X, enc_valid_len)
+        state = net.decoder.init_state(enc_outputs, enc_valid_len)
+        dec_X = tf.constant([[tgt_vocab["<bos>"]]], dtype=tf.int32)
+        for _ in range(num_steps):
+            Y, state = _evaluate(net.decoder, dec_X, state)  # as a graph
+            dec_X = tf.argmax(Y, axis=2, output_type=tf.int32)  # (1, 1): the next input
+            token = int(dec_X.numpy()[0, 0])
+            if save_attention_weights:  # this step's weights (see last_query)
+                attention.append(last_query(net.decoder.attention_weights))
+            if token == eos:
+                break
+            output.append(token)
+    return " ".join(tgt_vocab.to_tokens(output)), attention

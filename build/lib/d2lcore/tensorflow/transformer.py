@@ -1,0 +1,288 @@
+"""The Transformer in TensorFlow (section 7): position-wise FFN, add & norm, encoder and
+decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
+"Attention is all you need" (post-norm, as in the paper)."""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from d2lcore.checks import check_int, check_shapes
+from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
+
+from .encoder_decoder import AttentionDecoder, Encoder
+from .multihead import MultiHeadAttention, _check_heads, _size
+from .positional import PositionalEncoding
+
+
+class PositionWiseFFN(keras.layers.Layer):
+    """The same two-layer MLP at every position: dense2(relu(dense1(X))).
+
+    X (..., d) -> (..., ffn_num_outputs); d is inferred on the first call."""
+
+    def __init__(self, ffn_num_hiddens, ffn_num_outputs):
+        super().__init__()
+        check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+        check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
+        self.dense1 = keras.layers.Dense(ffn_num_hiddens)
+        self.relu = keras.layers.ReLU()
+        self.dense2 = keras.layers.Dense(ffn_num_outputs)
+
+    def call(self, X, training=None):
+        return self.dense2(self.relu(self.dense1(X)))
+
+
+def _same_shape(X, Y):
+    """Whether X and Y can have the same shape (an unknown dimension matches any)."""
+    return X.shape.rank == Y.shape.rank and all(
+        None in (a, b) or a == b for a, b in zip(X.shape, Y.shape)
+    )
+
+
+class AddNorm(keras.layers.Layer):
+    """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
+
+    X, Y (..., d) -> (..., d). LayerNorm normalises the last axis with epsilon
+    LAYER_NORM_EPS (1e-5, the same in every framework; Keras' default is 1e-3) and learns
+    a scale and a shift per feature."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = keras.layers.Dropout(dropout)
+        self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
+
+    def call(self, X, Y, training=None):
+        if not _same_shape(X, Y):
+            raise ValueError(
+                "AddNorm adds X and Y, so they must have the same shape; got X "
+                f"{tuple(X.shape)} and Y {tuple(Y.shape)}"
+            )
+        return self.ln(self.dropout(Y, training=training) + X)
+
+
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
+
+    X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
+    (batch, steps, num_hiddens). The residual connections need X's last axis to be
+    num_hiddens."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self._allow_non_tensor_positional_args = True  # valid_lens may be None or a list
+        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
+        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.addnorm1 = AddNorm(dropout)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(dropout)
+
+    def build(self, input_shape):
+        # Sublayers create their weights on their first call. Without a build method,
+        # Keras would try to trace call() on symbolic inputs to build the layer (and
+        # warn).
+        pass
+
+    def call(self, X, valid_lens=None, training=None):
+        check_width("X", X.shape, self.num_hiddens)
+        Y = self.addnorm1(
+            X, self.attention(X, X, X, valid_lens, training=training), training=training
+        )
+        return self.addnorm2(Y, self.ffn(Y), training=training)
+
+
+class TransformerEncoder(Encoder):
+    """Token embeddings times sqrt(num_hiddens), plus positional encodings, then
+    ``num_layers`` encoder blocks.
+
+    X (batch, steps) token indices, valid_lens None or (batch,) ->
+    (batch, steps, num_hiddens). ``attention_weights``: the last call's self-attention
+    weights, (batch, num_layers, num_heads, steps, steps)."""
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ):
+        super().__init__()
+        self._allow_non_tensor_positional_args = True  # valid_lens may be None or a list
+        check_int("vocab_size", vocab_size, minimum=1)
+        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
+        _check_heads(num_hiddens, num_heads)
+        check_int("num_layers", num_layers, minimum=1)
+        self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
+        self.blks = [
+            TransformerEncoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
+            )
+            for _ in range(num_layers)
+        ]
+
+    def call(self, X, valid_lens=None, training=None):
+        check_shapes(X=(X, "batch steps"))
+        # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
+        X = self.embedding(X) * math.sqrt(self.num_hiddens)
+        X = self.pos_encoding(X, training=training)
+        for blk in self.blks:
+            X = blk(X, valid_lens, training=training)
+        return X
+
+    @property
+    def attention_weights(self):
+        """(batch, num_layers, num_heads, queries, keys), or None before the first call."""
+        weights = [blk.attention.attention_weights for blk in self.blks]
+        return None if weights[0] is None else tf.stack(weights, axis=1)
+
+
+class TransformerDecoderBlock(keras.layers.Layer):
+    """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
+    followed by AddNorm.
+
+    X (batch, steps, num_hiddens): the block's inputs at positions past, ...,
+    past + steps - 1; enc_outputs (batch, src_steps, num_hiddens); enc_valid_lens None or
+    (batch,); cache None or (batch, past, num_hiddens): the block's inputs at the earlier
+    positions 0, ..., past - 1. Returns (output (batch, steps, num_hiddens), key_values
+    (batch, past + steps, num_hiddens): the cache for the next call).
+
+    Position past + i attends to positions 0, ..., past + i only, whatever the mode
+    (training or not), so decoding a sequence step by step with the cache gives the same
+    outputs as decoding it at once."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self._allow_non_tensor_positional_args = True  # enc_valid_lens, cache may be None
+        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
+        self.self_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
+        self.addnorm1 = AddNorm(dropout)
+        self.cross_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
+        self.addnorm2 = AddNorm(dropout)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(dropout)
+
+    def build(self, input_shape):
+        # Sublayers create their weights on their first call. Without a build method,
+        # Keras would try to trace call() on symbolic inputs to build the layer (and
+        # warn).
+        pass
+
+    def call(self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None):
+        batch = check_width("X", X.shape, self.num_hiddens)[0]
+        check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
+        if cache is None:
+            key_values = X
+        else:
+            check_width("cache", cache.shape, self.num_hiddens, batch)
+            key_values = tf.concat((cache, X), axis=1)
+        steps, total = _size(X, 1), _size(key_values, 1)
+        # Causal mask: query i (position past + i) sees the first past + i + 1 keys
+        lens = tf.range(total - steps + 1, total + 1)
+        dec_valid_lens = tf.broadcast_to(lens, (_size(X, 0), steps))  # (batch, steps)
+        Y = self.addnorm1(
+            X,
+            self.self_attention(
+                X, key_values, key_values, dec_valid_lens, training=training
+            ),
+            training=training,
+        )
+        Z = self.addnorm2(
+            Y,
+            self.cross_attention(
+                Y, enc_outputs, enc_outputs, enc_valid_lens, training=training
+            ),
+            training=training,
+        )
+        return self.addnorm3(Z, self.ffn(Z), training=training), key_values
+
+
+class TransformerDecoder(AttentionDecoder):
+    """Token embeddings times sqrt(num_hiddens), plus the positional encodings of their
+    real positions, then ``num_layers`` decoder blocks and a dense layer to vocab_size.
+
+    State: (enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,),
+    caches: a tuple of num_layers entries, each None or (batch, past, num_hiddens)).
+    ``call(X (batch, steps), state)`` -> (logits (batch, steps, vocab_size), new state)
+    whose caches hold every position decoded so far: call it again with the next tokens
+    to decode step by step. ``attention_weights``: the last call's (self-attention
+    (batch, num_layers, num_heads, steps, past + steps), encoder–decoder attention
+    (batch, num_layers, num_heads, steps, src_steps))."""
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ):
+        super().__init__()
+        self._allow_non_tensor_positional_args = True  # the state may hold None
+        check_int("vocab_size", vocab_size, minimum=1)
+        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
+        _check_heads(num_hiddens, num_heads)
+        self.num_layers = check_int("num_layers", num_layers, minimum=1)
+        self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
+        self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
+        self.blks = [
+            TransformerDecoderBlock(
+                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
+            )
+            for _ in range(num_layers)
+        ]
+        self.dense = keras.layers.Dense(vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens=None):
+        state = (enc_outputs, enc_valid_lens, (None,) * self.num_layers)
+        check_decoder_state(state, self.num_layers, self.num_hiddens)
+        return state
+
+    def call(self, X, state, training=None):
+        check_shapes(X=(X, "batch steps"))
+        past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
+        enc_outputs, enc_valid_lens, caches = state
+        # Position past + i for the i-th token: the cache holds positions 0 ... past - 1
+        X = self.embedding(X) * math.sqrt(self.num_hiddens)
+        if past is None:  # inside tf.function, for caches of any length
+            X = self._encode_positions(X, _size(caches[0], 1), training)
+        else:
+            X = self.pos_encoding(X, past, training=training)
+        new_caches = []
+        for blk, cache in zip(self.blks, caches):
+            X, key_values = blk(X, enc_outputs, enc_valid_lens, cache, training=training)
+            new_caches.append(key_values)
+        return self.dense(X), (enc_outputs, enc_valid_lens, tuple(new_caches))
+
+    def _encode_positions(self, X, past, training):
+        """What pos_encoding(X, past) computes, for a ``past`` known only when the graph
+        runs (a scalar tensor), which PositionalEncoding does not take."""
+        P = self.pos_encoding.P  # (1, max_len, num_hiddens)
+        steps = _size(X, 1)
+        tf.debugging.assert_less_equal(
+            past + steps, P.shape[1], message="too many positions: raise max_len"
+        )
+        P = tf.cast(P[:, past : past + steps, :], X.dtype)
+        return self.pos_encoding.dropout(X + P, training=training)
+
+    @property
+    def attention_weights(self):
+        """(self-attention (batch, num_layers, num_heads, steps, past + steps),
+        encoder–decoder attention (batch, num_layers, num_heads, steps, src_steps)) of
+        the last call, or None before the first call."""
+        if self.blks[0].self_attention.attention_weights is None:
+            return None
+        return tuple(
+            tf.stack([getattr(blk, name).attention_weights for blk in self.blks], axis=1)
+            for name in ("self_attention", "cross_attention")
+        )

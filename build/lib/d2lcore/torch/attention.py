@@ -1,0 +1,102 @@
+"""Attention scoring functions in PyTorch (section 3): masked softmax, additive and scaled
+dot-product attention."""
+
+import math
+
+import torch
+from torch import nn
+
+from d2lcore.checks import check_shapes
+
+
+def _check_valid_lens(X, valid_lens):
+    """valid_lens as a (batch, queries or 1) tensor of whole, non-negative lengths."""
+    if valid_lens.dim() == 1:
+        check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch"))
+        lens = valid_lens.reshape(-1, 1)
+    else:
+        check_shapes(
+            X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch queries")
+        )
+        lens = valid_lens
+    if lens.is_floating_point() and bool((lens != lens.round()).any()):
+        raise ValueError(f"valid_lens must hold whole numbers; got {valid_lens.tolist()}")
+    if bool((lens < 0).any()):
+        raise ValueError(f"valid_lens must be >= 0; got {valid_lens.tolist()}")
+    return lens
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X (batch, queries, keys) that ignores the keys beyond
+    each valid length. valid_lens: None, (batch,) or (batch, queries). A masked key gets
+    weight 0 and gradient 0; a length of 0 gives a row of zeros; a length above the number
+    of keys keeps all keys."""
+    if valid_lens is None:
+        check_shapes(X=(X, "batch queries keys"))
+        return torch.softmax(X, dim=-1)
+    if not torch.is_tensor(valid_lens):
+        valid_lens = torch.as_tensor(valid_lens, device=X.device)
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(
+            "valid_lens must have shape (batch,) or (batch, queries); "
+            f"got shape {tuple(valid_lens.shape)}"
+        )
+    lens = _check_valid_lens(X, valid_lens)
+    # mask[b, i, j] is True for the keys j that query i of example b may attend to
+    keys = torch.arange(X.shape[-1], device=X.device)
+    mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
+    # The lowest float makes exp() of a masked score 0; multiplying by the mask then turns a
+    # row with no valid key (uniform after softmax) into zeros instead of an average.
+    X = torch.where(mask, X, torch.finfo(X.dtype).min)
+    return torch.softmax(X, dim=-1) * mask
+
+
+class AdditiveAttention(nn.Module):
+    """a(q, k) = w_v^T tanh(W_q q + W_k k): queries and keys may have different sizes.
+    Bahdanau et al., 2015. Input sizes are inferred on the first call."""
+
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+        self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+        self.w_v = nn.LazyLinear(1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        # queries: (batch, queries, q), keys: (batch, keys, k), values: (batch, keys, v)
+        check_shapes(
+            queries=(queries, "batch n_q d_q"),
+            keys=(keys, "batch n_k d_k"),
+            values=(values, "batch n_k d_v"),
+        )
+        queries, keys = self.W_q(queries), self.W_k(keys)  # (batch, *, num_hiddens)
+        # Every query meets every key by broadcasting:
+        # (batch, queries, 1, hiddens) + (batch, 1, keys, hiddens)
+        features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))
+        scores = self.w_v(features).squeeze(-1)  # (batch, queries, keys)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+class DotProductAttention(nn.Module):
+    """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
+    Vaswani et al., 2017."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
+        check_shapes(
+            queries=(queries, "batch n_q d"),
+            keys=(keys, "batch n_k d"),
+            values=(values, "batch n_k d_v"),
+        )
+        d = queries.shape[-1]
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)

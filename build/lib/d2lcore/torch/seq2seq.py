@@ -1,0 +1,149 @@
+"""Sequence to sequence learning with Bahdanau attention in PyTorch (section 4): a GRU
+encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from d2lcore.checks import check_shapes
+
+from .attention import AdditiveAttention
+from .encoder_decoder import AttentionDecoder, Encoder
+
+
+class Seq2SeqEncoder(Encoder):
+    """Embedding, then a ``num_layers``-layer GRU with dropout between layers.
+
+    X (batch, steps) of token indices -> (outputs (batch, steps, num_hiddens): the last
+    layer's state at every step, state (num_layers, batch, num_hiddens): every layer's
+    state after the last step)."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+
+    def forward(self, X, *args):
+        check_shapes(X=(X, "batch steps"))
+        outputs, state = self.rnn(self.embedding(X))  # the initial state is zeros
+        return outputs, state
+
+
+def _masked_softmax(scores, mask):
+    """Softmax of scores (batch, queries, keys) over the keys where mask (batch, 1, keys)
+    is True: the same numbers as masked_softmax, with the mask built once by the caller.
+    """
+    lowest = torch.finfo(scores.dtype).min
+    return torch.softmax(scores.masked_fill(~mask, lowest), dim=-1) * mask
+
+
+class Seq2SeqAttentionDecoder(AttentionDecoder):
+    """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
+    layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
+    and values, gives a context c_{t'}; [c_{t'}, embedding of y_{t'-1}] is the GRU's
+    input.
+
+    State: (enc_outputs (batch, src_steps, num_hiddens), hidden (num_layers, batch,
+    num_hiddens), enc_valid_lens (batch,) or None). ``attention_weights``: (batch, steps,
+    src_steps), the weights of every step of the last call."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, dropout)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens,
+            num_hiddens,
+            num_layers,
+            dropout=dropout,
+            batch_first=True,
+        )
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+        self._attention_weights = []
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        outputs, hidden = enc_outputs  # (batch, src_steps, h), (num_layers, batch, h)
+        if enc_valid_lens is not None:
+            check_shapes(
+                enc_outputs=(outputs, "batch steps h"),
+                enc_valid_lens=(enc_valid_lens, "batch"),
+            )
+        return outputs, hidden, enc_valid_lens
+
+    def forward(self, X, state):
+        enc_outputs, hidden, enc_valid_lens = state
+        check_shapes(X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h"))
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        # The keys (the encoder outputs) are the same at every decoding step: project them
+        # by W_k once here, not at each step inside self.attention (same numbers, fewer
+        # operations). Likewise the mask of valid source positions: (batch, 1, src_steps).
+        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, num_hiddens)
+        positions = torch.arange(enc_outputs.shape[1], device=enc_outputs.device)
+        if enc_valid_lens is None:
+            mask = torch.ones_like(positions, dtype=torch.bool).reshape(1, 1, -1)
+        else:
+            mask = (positions < enc_valid_lens.reshape(-1, 1)).unsqueeze(1)
+        outputs, self._attention_weights = [], []
+        for t in range(embs.shape[1]):
+            query = hidden[-1].unsqueeze(1)  # (batch, 1, h): s_{t'-1}, last layer
+            # Additive attention, as in AdditiveAttention.forward, with the keys projected
+            features = torch.tanh(self.attention.W_q(query) + keys)  # (batch, src, h)
+            scores = self.attention.w_v(features).transpose(1, 2)  # (batch, 1, src_steps)
+            weights = _masked_softmax(scores, mask)
+            context = torch.bmm(self.attention.dropout(weights), enc_outputs)  # (b, 1, h)
+            # The GRU's input: the context, then the embedded token: (batch, 1, h + embed)
+            x = torch.cat((context, embs[:, t : t + 1]), dim=-1)
+            out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
+            outputs.append(out)
+            self._attention_weights.append(weights)
+        logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
+        return logits, (enc_outputs, hidden, enc_valid_lens)
+
+    @property
+    def attention_weights(self):
+        """(batch, steps, src_steps): the attention weights of every step of the last
+        call."""
+        return torch.cat(self._attention_weights, dim=1)
+
+
+def sequence_mask(X, valid_len, value=0):
+    """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by
+    ``value``, as a new tensor. valid_len: (batch,)."""
+    if X.dim() < 2:
+        raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
+    valid_len = torch.as_tensor(valid_len, device=X.device)
+    if tuple(valid_len.shape) != (X.shape[0],):
+        raise ValueError(
+            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
+            f"{tuple(X.shape)}; got {tuple(valid_len.shape)}"
+        )
+    keep = torch.arange(X.shape[1], device=X.device) < valid_len.reshape(-1, 1)
+    keep = keep.reshape(
+        keep.shape + (1,) * (X.dim() - 2)
+    )  # broadcasts over trailing axes
+    return torch.where(keep, X, torch.as_tensor(value, dtype=X.dtype, device=X.device))
+
+
+class MaskedSoftmaxCELoss(nn.Module):
+    """Cross-entropy summed over the valid tokens of each sequence.
+
+    pred (batch, steps, vocab) logits, label (batch, steps) indices, valid_len (batch,) ->
+    (batch,): sum over t < valid_len[b] of -log softmax(pred[b, t])[label[b, t]]."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, pred, label, valid_len):
+        check_shapes(
+            pred=(pred, "batch steps vocab"),
+            label=(label, "batch steps"),
+            valid_len=(valid_len, "batch"),
+        )
+        # One row of logits per token: (batch * steps, vocab) -> (batch * steps,)
+        vocab_size = pred.shape[-1]
+        loss = F.cross_entropy(
+            pred.reshape(-1, vocab_size), label.reshape(-1).long(), reduction="none"
+        )
+        return sequence_mask(loss.reshape(label.shape), valid_len).sum(dim=1)

@@ -1,0 +1,114 @@
+"""Training and greedy translation of encoder–decoder models in PyTorch (section 4)."""
+
+import torch
+from torch import nn
+
+from d2lcore.checks import check_int
+from d2lcore.convert import last_query
+from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.plotting import Animator
+from d2lcore.text import encode_source
+from d2lcore.timer import Timer
+
+from .seq2seq import MaskedSoftmaxCELoss
+from .weights import export_weights, load_weights
+
+
+def _initialize(net, device):
+    """The rule of d2lcore.initialization: Xavier-uniform weight matrices, zero biases.
+    One call on a dummy batch first creates the weights whose sizes are inferred."""
+    dummy = torch.zeros((1, 1), dtype=torch.long, device=device)
+    with torch.no_grad():
+        net(dummy, dummy, torch.ones(1, dtype=torch.long, device=device))
+    load_weights(net, xavier_uniform_weights(export_weights(net)))
+
+
+def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
+
+    ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
+    ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
+    reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
+    clipped to 1. Draws the loss every 10 epochs, prints the final loss and the speed, and
+    returns the loss per token of every epoch."""
+    check_int("num_epochs", num_epochs, minimum=1)
+    net.to(device)
+    _initialize(net, device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    loss_fn = MaskedSoftmaxCELoss()
+    animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
+    bos = tgt_vocab["<bos>"]
+    losses, total_tokens = [], 0
+    net.train()
+    timer = Timer()
+    for epoch in range(num_epochs):
+        # Sums stay on the device: reading one (.item()) at each batch would wait for the
+        # device
+        loss_sum = torch.zeros((), device=device)
+        num_tokens = torch.zeros((), dtype=torch.long, device=device)
+        for batch in data_iter:
+            X, X_valid_len, Y, Y_valid_len = (t.to(device) for t in batch)
+            # Teacher forcing: the decoder reads <bos>, then the target shifted by one
+            bos_column = torch.full((Y.shape[0], 1), bos, dtype=Y.dtype, device=device)
+            dec_input = torch.cat((bos_column, Y[:, :-1]), dim=1)
+            Y_hat, _ = net(X, dec_input, X_valid_len)
+            loss = loss_fn(Y_hat, Y, Y_valid_len).sum()  # over the batch's valid tokens
+            tokens = Y_valid_len.sum()
+            optimizer.zero_grad()
+            (loss / tokens).backward()  # the gradient of the loss per token
+            nn.utils.clip_grad_norm_(net.parameters(), max_norm=1)
+            optimizer.step()
+            loss_sum += loss.detach()
+            num_tokens += tokens
+        losses.append((loss_sum / num_tokens).item())  # the one wait of the epoch
+        total_tokens += int(num_tokens)
+        if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
+            animator.add(epoch + 1, losses[-1])
+    seconds = timer.stop()
+    print(
+        f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
+        f"{num_epochs} epochs ({seconds:.1f} s) on {device}"
+    )
+    return losses
+
+
+def predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``).
+
+    The sentence is cleaned like the corpus (lowercase, a space before , . ! ?), ends with
+    <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
+    emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
+    (translation, attention): ``attention`` lists, for every step (the <eos> step
+    included), the decoder's attention weights of that step as NumPy (``last_query``:
+    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
+    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
+    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
+    check_int("num_steps", num_steps, minimum=1)
+    src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
+    eos = tgt_vocab["<eos>"]
+    net.eval()
+    output, attention = [], []
+    with torch.no_grad():
+        enc_X = torch.tensor([src], dtype=torch.long, device=device)  # a batch of one
+        enc_valid_len = torch.tensor([src_valid_len], device=device)
+        enc_outputs = net.encoder(enc_X, enc_valid_len)
+        state = net.decoder.init_state(enc_outputs, enc_valid_len)
+        dec_X = torch.tensor([[tgt_vocab["<bos>"]]], dtype=torch.long, device=device)
+        for _ in range(num_steps):
+            Y, state = net.decoder(dec_X, state)
+            dec_X = Y.argmax(dim=2)  # (1, 1): the most likely token is the next input
+            token = int(dec_X[0, 0])
+            if save_attention_weights:  # this step's weights (see last_query)
+                attention.append(last_query(net.decoder.attention_weights))
+            if token == eos:
+                break
+            output.append(token)
+    return " ".join(tgt_vocab.to_tokens(output)), attention
