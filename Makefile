@@ -10,6 +10,7 @@ SELECT := $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(
 NB_FILES = $(shell find _build/notebooks/$(or $(FRAMEWORK),) -name '*.ipynb' 2>/dev/null | grep -F -- '$(SECTION)' | sort)
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+TEST_REPOSITORY := d2l-book-test/attention-book
 
 .PHONY: help book notebooks html test lint lint-workflows lint-notebooks unit nbval browser-test browser lab clean \
 	distclean timings constraints bench dist standalone
@@ -71,7 +72,8 @@ dist: $(STAMP)
 
 # Every framework's downloadable notebooks, taken from the built site, run in fresh virtual environments in a
 # temporary folder outside the clone (booktools/standalone.py). MODE=reader|cloud picks one way; default both.
-standalone: dist html
+# It uses the site as built last (make test builds it), and builds it only if there is none.
+standalone: dist $(if $(wildcard _build/html/notebooks/*.zip),,html)
 	$(PY) -m booktools standalone $(if $(FRAMEWORK),--framework $(FRAMEWORK)) $(if $(MODE),--mode $(MODE)) \
 		$(if $(STANDALONE_PYTHON),--python $(STANDALONE_PYTHON))
 
@@ -99,7 +101,8 @@ test: $(STAMP) browser
 	$(MAKE) unit
 	$(MAKE) nbval
 	$(MAKE) lint-notebooks
-	$(MAKE) html
+	@# the Colab links need a repository: the one named in _config.yml or D2L_REPOSITORY, else a test name
+	D2L_REPOSITORY="$${D2L_REPOSITORY:-$(TEST_REPOSITORY)}" $(MAKE) html
 	$(MAKE) browser-test
 
 # After a change to requirements.txt: record the exact versions that were installed and tested.

@@ -19,6 +19,7 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 import pytest
+import yaml
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -37,6 +38,11 @@ SITE_DIR = Path(os.environ.get("D2L_SITE_DIR") or DEFAULT_SITE_DIR)
 
 FRAMEWORKS = ("mxnet", "pytorch", "tensorflow")
 LABELS = {"mxnet": "MXNet", "pytorch": "PyTorch", "tensorflow": "TensorFlow"}
+EXTRAS = {
+    "mxnet": "mxnet",
+    "pytorch": "torch",
+    "tensorflow": "tensorflow",
+}  # pip install "d2lcore[<extra>]"
 SYNC_GROUP = "framework"
 
 # Every Jupyter Book 1 page declares THEBE_JS_URL twice and so raises one error of its own; nothing else is tolerated.
@@ -360,7 +366,10 @@ def test_notebook_downloads(page: Page, context: BrowserContext, site_url: str, 
         assert notebook["cells"], f"{url} has no cells"
         metadata = notebook["metadata"]
         assert metadata["d2l"]["framework"] == framework, url
-        assert metadata["kernelspec"]["name"] == f"d2l-{framework}", url
+        assert metadata["kernelspec"]["name"] == "python3", url  # a kernel every Jupyter has
+        setup = notebook["cells"][0]
+        assert "d2l-setup" in setup["metadata"]["tags"], url
+        assert f'pip install "d2lcore[{EXTRAS[framework]}]==' in "".join(setup["source"]), url
         assert PurePosixPath(metadata["d2l"]["source"]).with_suffix("").as_posix() == docname, url
 
         # The browser saves the notebook instead of opening it.
@@ -370,6 +379,69 @@ def test_notebook_downloads(page: Page, context: BrowserContext, site_url: str, 
             download_info.value.suggested_filename
             == f"{PurePosixPath(docname).name}-{framework}.ipynb"
         )
+
+
+def _colab_config() -> tuple[str, str]:
+    """The repository and notebooks branch the site was built with (the staged _config.yml of the build)."""
+    staged = SITE_DIR.parent / "site" / "_config.yml"
+    assert staged.is_file(), (
+        f"{staged} is missing: the browser tests need the site built by `make html`"
+    )
+    config = yaml.safe_load(staged.read_text(encoding="utf-8"))["sphinx"]["config"]
+    repository, branch = config.get("d2l_repository"), config.get("d2l_notebooks_branch")
+    assert repository and branch, (
+        f"the site was built without a repository for its Colab links ({staged}); `make test` builds it with "
+        "D2L_REPOSITORY set"
+    )
+    return repository, branch
+
+
+def visible_colab_links(page: Page) -> list[str]:
+    return page.eval_on_selector_all(
+        "a.d2l-colab",
+        "links => links.filter(a => a.checkVisibility()).map(a => a.dataset.framework)",
+    )
+
+
+@pytest.mark.parametrize("path", _params(DOWNLOAD_PAGES))
+def test_open_in_colab_follows_the_framework_tabs(
+    page: Page, context: BrowserContext, site_url: str, path: str | None
+):
+    """One "Open in Colab" link per framework, pointing at the notebook the workflow publishes on the notebooks
+    branch (the same file the page's download link serves); only the selected framework's link shows."""
+    path = _require(path)
+    repository, branch = _colab_config()
+    docname = PurePosixPath(path).with_suffix("").as_posix()
+    page.goto(site_url + path)
+    links = page.locator("p.d2l-colab-links a.d2l-colab")
+    expect(links).to_have_count(len(FRAMEWORKS))
+    for link, framework in zip(links.all(), FRAMEWORKS, strict=True):
+        assert link.get_attribute("data-framework") == framework
+        assert link.get_attribute("href") == (
+            f"https://colab.research.google.com/github/{repository}/blob/{branch}/{framework}/{docname}.ipynb"
+        )
+        # the published branch holds the site's notebooks/ folder: the file must exist there
+        response = context.request.get(f"{site_url}notebooks/{framework}/{docname}.ipynb")
+        assert response.status == 200, f"{framework} notebook of {path}: HTTP {response.status}"
+
+    page.wait_for_function("() => document.querySelectorAll('a.d2l-colab[hidden]').length === 2")
+    assert visible_colab_links(page) == ["mxnet"]  # the default tab
+    for framework in ("pytorch", "tensorflow", "mxnet"):
+        select_framework(page, framework)
+        expect(page.locator(f'a.d2l-colab[data-framework="{framework}"]')).to_be_visible()
+        assert visible_colab_links(page) == [framework]
+    page.goto(f"{site_url}{path}?{SYNC_GROUP}=pytorch")
+    expect(page.locator('a.d2l-colab[data-framework="pytorch"]')).to_be_visible()
+    assert visible_colab_links(page) == ["pytorch"]
+
+
+def test_colab_choice_is_remembered_on_the_next_page(page: Page, site_url: str):
+    first, second = (DOWNLOAD_PAGES + [None, None])[:2]
+    page.goto(site_url + _require(first))
+    select_framework(page, "tensorflow")
+    page.goto(site_url + _require(second))
+    expect(page.locator('a.d2l-colab[data-framework="tensorflow"]')).to_be_visible()
+    assert visible_colab_links(page) == ["tensorflow"]
 
 
 def test_all_notebooks_of_a_framework_as_one_zip(
