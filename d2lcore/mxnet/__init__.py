@@ -6,6 +6,12 @@ NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses.
 
 import numpy as _np
 
+if int(_np.__version__.split(".")[0]) >= 2:
+    raise ImportError(
+        f"MXNet 1.9.1 needs NumPy 1.x, but NumPy {_np.__version__} is installed. Install the MXNet extra, which "
+        'brings a NumPy it can use: pip install "d2lcore[mxnet]" (or pip install "numpy<2"), then restart '
+        "Python (in a notebook, restart the kernel)."
+    )
 if "bool" not in vars(_np):
     _np.bool = bool  # MXNet 1.9.1 refers to numpy.bool, which NumPy 1.24 removed.
 
