@@ -56,7 +56,9 @@ REGISTRY = {
         # One OpenMP thread: on a 2-core machine a second thread made the section 4 and 7 training runs slower
         # (100 vs 89 s and 53 vs 44 s), and 10-40 times slower when another process was busy (spin-waiting).
         Framework("mxnet", "d2lcore.mxnet", "MXNet", "mxnet", {"OMP_NUM_THREADS": "1"}),
-        Framework("pytorch", "d2lcore.torch", "PyTorch", "torch"),
+        # PyTorch likewise: with 2 intra-op threads a busy core made the section 4 run 19 times slower (999 vs 53 s),
+        # and on a quiet machine 1 thread was faster too (11.4 vs 13.6-14.4 s for 50 Bahdanau epochs).
+        Framework("pytorch", "d2lcore.torch", "PyTorch", "torch", {"OMP_NUM_THREADS": "1"}),
         Framework("tensorflow", "d2lcore.tensorflow", "TensorFlow", "tensorflow"),
     )
 }

@@ -1,6 +1,7 @@
 """The readers' package: the wheel holds d2lcore and the corpus (read with importlib.resources), not the book's
 build tools; its metadata names one extra per framework. Built here without network (--no-isolation)."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -61,6 +62,8 @@ def test_wheel_metadata(wheel):
     requires = meta.get_all("Requires-Dist")
     assert 'mxnet==1.9.1; extra == "mxnet"' in requires
     assert 'numpy<2,>=1.26; extra == "mxnet"' in requires  # MXNet 1.9.1 needs NumPy 1.x
+    # and, on Python 3.12, the distutils of setuptools
+    assert 'setuptools>=70; python_version >= "3.12" and extra == "mxnet"' in requires
     assert any(r.startswith("torch") and 'extra == "torch"' in r for r in requires)
     assert any(r.startswith("tensorflow>=") and 'extra == "tensorflow"' in r for r in requires)
     assert not any(
