@@ -51,10 +51,10 @@ RUNNER = textwrap.dedent(
     import nbformat
     from nbclient import NotebookClient
 
-    env_first, env_rest = json.loads(sys.argv[1])
+    out, (env_first, env_rest) = Path(sys.argv[1]), json.loads(sys.argv[2])
     shell = dict(os.environ)
     results = []
-    for i, name in enumerate(sys.argv[2:]):
+    for i, name in enumerate(sys.argv[3:]):
         path = Path(name)
         nb = nbformat.read(path, as_version=4)
         os.environ.clear()  # the kernel inherits this process's environment
@@ -72,7 +72,7 @@ RUNNER = textwrap.dedent(
         print(f"  {'FAILED' if error else 'ok':<6} {seconds:7.1f} s  {name}", flush=True)
         if error:
             break
-    print(json.dumps(results))
+    out.write_text(json.dumps(results))
     """
 )
 
@@ -116,7 +116,8 @@ def notebooks_from_site(framework, folder):
 
 
 def _run(cmd, **kwargs):
-    print("$", " ".join(str(c) for c in cmd), flush=True)
+    shown = ["<the notebook runner>" if c == RUNNER else str(c) for c in cmd]
+    print("$", " ".join(shown), flush=True)
     result = subprocess.run([str(c) for c in cmd], **kwargs)
     if result.returncode != 0:
         raise StandaloneFailed(
@@ -165,16 +166,19 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
         else:
             first = no_pip
         print(f"== {fw.label} ({mode}): {len(notebooks)} notebooks in {folder}", flush=True)
-        run = _run(
-            [py, "-c", RUNNER, json.dumps([first, no_pip]), *notebooks],
-            env=env,
-            cwd=root,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        lines = run.stdout.strip().splitlines()
-        print("\n".join(lines[:-1]), flush=True)
-        results = json.loads(lines[-1])
+        out, log = root / "results.json", root / "stderr.log"
+        # the runner prints one line per notebook; the kernels' start-up chatter on stderr goes to a log
+        with open(log, "w") as stderr:
+            try:
+                _run(
+                    [py, "-c", RUNNER, out, json.dumps([first, no_pip]), *notebooks],
+                    env=env,
+                    cwd=root,
+                    stderr=stderr,
+                )
+            except StandaloneFailed as err:
+                raise StandaloneFailed(f"{err}\n{log.read_text()[-3000:]}") from None
+        results = json.loads(out.read_text())
         versions = json.loads(
             _run(
                 [py, "-c", VERSIONS.format(dist=DIST_NAME[framework])],
