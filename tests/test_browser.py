@@ -467,6 +467,9 @@ def test_all_notebooks_of_a_framework_as_one_zip(
             for name in names:
                 notebook = json.loads(zf.read(name))
                 assert notebook["metadata"]["d2l"]["framework"] == framework, name
+                # the same file as the page's download link (both are what `make standalone` runs)
+                linked = context.request.get(f"{site_url}notebooks/{name}")
+                assert linked.status == 200 and linked.body() == zf.read(name), name
 
 
 @pytest.mark.parametrize("path", _params(ALL_PAGES) + [pytest.param("index.html", id="index.html")])
