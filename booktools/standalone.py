@@ -76,10 +76,22 @@ RUNNER = textwrap.dedent(
     """
 )
 
-VERSIONS = (
-    "import json, platform, importlib.metadata as m; names = ['numpy', 'd2lcore', {dist!r}];"
-    "print(json.dumps({'python': platform.python_version(),"
-    " **{n: (m.version(n) if any(True for _ in m.distributions(name=n)) else None) for n in names}}))"
+# Executed by the fresh environment's Python: the versions it ran with (argv: distribution names).
+VERSIONS = textwrap.dedent(
+    """\
+    import importlib.metadata
+    import json
+    import platform
+    import sys
+
+    def version(name):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    print(json.dumps({"python": platform.python_version(), **{n: version(n) for n in sys.argv[1:]}}))
+    """
 )
 DIST_NAME = {"mxnet": "mxnet", "pytorch": "torch", "tensorflow": "tensorflow"}
 
@@ -116,7 +128,8 @@ def notebooks_from_site(framework, folder):
 
 
 def _run(cmd, **kwargs):
-    shown = ["<the notebook runner>" if c == RUNNER else str(c) for c in cmd]
+    names = {RUNNER: "<the notebook runner>", VERSIONS: "<the version report>"}
+    shown = [names.get(c, str(c)) for c in cmd]
     print("$", " ".join(shown), flush=True)
     result = subprocess.run([str(c) for c in cmd], **kwargs)
     if result.returncode != 0:
@@ -181,7 +194,7 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
         results = json.loads(out.read_text())
         versions = json.loads(
             _run(
-                [py, "-c", VERSIONS.format(dist=DIST_NAME[framework])],
+                [py, "-c", VERSIONS, "numpy", "d2lcore", DIST_NAME[framework]],
                 env=env,
                 stdout=subprocess.PIPE,
                 text=True,
