@@ -140,12 +140,12 @@ def _run(cmd, **kwargs):
 
 
 def clean_env(**extra):
-    """The environment of a reader's shell: nothing that points back into the repository."""
+    """The environment of a reader's shell: nothing that points back into the repository. pip's own
+    settings are kept (a CI may point pip at PyTorch's CPU index)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("PYTHONPATH", "D2L_DATA_DIR", "VIRTUAL_ENV", "JUPYTER_PATH", "PYTHONHOME")
-        and not k.startswith("PIP_")
     }
     env.update(extra)
     return env
