@@ -15,7 +15,7 @@ For each framework, in a new temporary folder outside the clone:
    would fail the run.
 
 Nothing is fetched but packages from the registry. The results (notebooks, seconds, Python, NumPy and framework
-versions) are printed and written to ``_build/standalone/<framework>-<mode>.json``.
+versions) are printed and written to ``_build/standalone/<framework>-<mode>-py<version>.json``.
 """
 
 import json
@@ -211,7 +211,8 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
             "notebooks": results,
         }
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"{framework}-{mode}.json").write_text(json.dumps(report, indent=1) + "\n")
+        name = f"{framework}-{mode}-py{versions['python']}.json"
+        (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n")
         failed = [r for r in results if r["error"]]
         if failed:
             raise StandaloneFailed(
