@@ -1,6 +1,14 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import (
+    check_heads,
+    check_int,
+    check_lengths,
+    check_positions,
+    check_shapes,
+    check_token_ids,
+    valid_lens_spec,
+)
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
@@ -22,8 +30,15 @@ from d2lcore.text import (
     truncate_pad,
 )
 from d2lcore.timer import Timer
+from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
+    "LAYER_NORM_EPS",
+    "check_heads",
+    "check_lengths",
+    "check_positions",
+    "check_token_ids",
+    "valid_lens_spec",
     "Animator",
     "Timer",
     "Vocab",

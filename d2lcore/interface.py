@@ -94,6 +94,30 @@ def check_int(name, value, minimum=None):
     """*neutral.* Check that ``value`` is an int (not a bool) of at least ``minimum``; return it."""
 
 
+def check_heads(num_hiddens, num_heads):
+    """*neutral.* Check that num_heads (an int >= 1) divides num_hiddens (None: not checked); return num_heads."""
+
+
+def valid_lens_spec(valid_lens, queries="queries"):
+    """*neutral.* The check_shapes spec of valid_lens: "batch" for (batch,), "batch <queries>" for (batch, queries)."""
+
+
+def check_lengths(name, values):
+    """*neutral.* Check that the NumPy array of lengths ``values`` holds whole numbers >= 0."""
+
+
+def check_positions(X, num_hiddens, offset, max_len):
+    """*neutral.* X (batch, steps, num_hiddens) at positions offset ... offset + steps - 1 fits max_len: steps."""
+
+
+def check_token_ids(name, values, vocab_size):
+    """*neutral.* Check that the NumPy array ``values`` holds token indices in 0 ... vocab_size - 1."""
+
+
+LAYER_NORM_EPS = 1e-5
+"""*neutral.* The epsilon of every AddNorm's layer normalisation, in every framework."""
+
+
 def to_numpy(x):
     """*neutral.* Any framework's tensor as a NumPy array."""
 

@@ -30,8 +30,9 @@ INTERFACE = {
     name
     for name, value in vars(interface).items()
     if not name.startswith("_")
-    and (inspect.isfunction(value) or inspect.isclass(value) or name == "plt")
+    and (inspect.isfunction(value) or inspect.isclass(value) or name == "plt" or name.isupper())
 }
+"""The interface's functions, classes and constants (UPPER_CASE names), and plt."""
 
 
 def without_training(signature):
@@ -77,6 +78,9 @@ def test_exactly_the_interface_names(framework):
 def test_same_signature(framework, name):
     module = importlib.import_module(MODULE_OF[framework])
     spec, impl = getattr(interface, name), getattr(module, name)
+    if name.isupper():  # a constant: the same value
+        assert impl == spec, name
+        return
     if inspect.isfunction(spec):
         assert inspect.isfunction(impl), f"{name} should be a function"
         assert inspect.signature(impl) == inspect.signature(spec)
@@ -98,6 +102,7 @@ def test_neutral_names_are_one_object():
     modules = [importlib.import_module(MODULE_OF[fw]) for fw in FRAMEWORKS]
     neutral = """show_heatmaps plot Animator Timer check_int check_shapes to_numpy plt read_data_nmt
     preprocess_nmt tokenize_nmt Vocab truncate_pad build_array_nmt download download_extract bleu
-    xavier_uniform_weights last_query"""
+    xavier_uniform_weights last_query check_heads valid_lens_spec check_lengths check_positions
+    check_token_ids LAYER_NORM_EPS"""
     for name in neutral.split():
         assert len({id(getattr(m, name)) for m in modules}) == 1, name

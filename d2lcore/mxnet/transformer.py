@@ -13,12 +13,17 @@ import math
 from mxnet import np
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import (
+    check_heads,
+    check_int,
+    check_lengths,
+    check_shapes,
+    valid_lens_spec,
+)
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
-from .attention import _check_valid_lens
 from .encoder_decoder import AttentionDecoder, Encoder
-from .multihead import MultiHeadAttention, _check_heads
+from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
@@ -127,14 +132,9 @@ def _key_lens(valid_lens, queries, num_keys):
         return np.full((queries.shape[0],), num_keys, ctx=queries.ctx)
     if not isinstance(valid_lens, np.ndarray):
         valid_lens = np.array(valid_lens, ctx=queries.ctx)
-    if valid_lens.ndim not in (1, 2):
-        raise ValueError(
-            "valid_lens must have shape (batch,) or (batch, queries); "
-            f"got shape {valid_lens.shape}"
-        )
-    spec = ("batch", "batch n_q")[valid_lens.ndim - 1]
+    spec = valid_lens_spec(valid_lens, "n_q")
     check_shapes(queries=(queries, "batch n_q d"), valid_lens=(valid_lens, spec))
-    _check_valid_lens(queries, valid_lens)  # whole numbers, >= 0
+    check_lengths("valid_lens", valid_lens.asnumpy())
     return valid_lens
 
 
@@ -194,7 +194,7 @@ class TransformerEncoder(Encoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
@@ -318,7 +318,7 @@ class TransformerDecoder(AttentionDecoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)

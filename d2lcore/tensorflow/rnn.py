@@ -5,10 +5,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from .layers import Layer
 from .weights import register_converter
 
 
-class GRU(keras.layers.Layer):
+class GRU(Layer):
     """``num_layers`` GRU layers (Cho et al., 2014) with dropout between layers (in
     training).
 
@@ -26,11 +27,6 @@ class GRU(keras.layers.Layer):
             for _ in range(num_layers)
         ]
         self.dropout = keras.layers.Dropout(dropout)
-
-    def build(self, input_shape):
-        # The GRU layers create their weights on their first call. Without this method,
-        # Keras would trace call() on symbolic inputs to build the layer (and warn).
-        pass
 
     def call(self, X, state=None, training=None):
         if state is None:
