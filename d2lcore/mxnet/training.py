@@ -24,7 +24,7 @@ def _initialize(net, device):
     load_weights(net, xavier_uniform_weights(export_weights(net)))
 
 
-class _ClippedAdam:
+class ClippedAdam:
     """Adam (Kingma & Ba, 2015) on the weights of ``net``, each step after scaling the
     gradient so that its global norm is at most ``max_norm``: the update of
     gluon.utils.clip_global_norm followed by gluon.Trainer's "adam" (the same defaults,
@@ -92,7 +92,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     returns the loss per token of every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
     _initialize(net, device)
-    optimizer = _ClippedAdam(net, lr, max_norm=1)
+    optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]

@@ -46,3 +46,8 @@ def trainable_variables_of(layer):
 def tracked_sublayers(layer):
     """The sublayers that Keras tracks for ``layer``, whatever attribute holds them."""
     return list(layer._layers)
+
+
+def all_layers(layer):
+    """``layer`` and all its sublayers, recursively, ``layer`` first."""
+    return list(layer._flatten_layers())

@@ -2,7 +2,7 @@
 batch, num_hiddens) state, as in every framework of d2lcore (section 4)."""
 
 import keras
-import numpy as np
+import numpy
 import tensorflow as tf
 
 from .layers import Layer
@@ -50,14 +50,14 @@ class GRU(Layer):
 # with the gates in the order (r, z, n), weight_hh (3h, h), bias_ih (3h,), bias_hh (3h,).
 def _to_rzn(kernel_zrn):
     """Columns (z, r, n) of a Keras kernel -> rows (r, z, n) of a canonical weight."""
-    z, r, n = np.split(kernel_zrn, 3, axis=-1)
-    return np.concatenate((r, z, n), axis=-1).T
+    z, r, n = numpy.split(kernel_zrn, 3, axis=-1)
+    return numpy.concatenate((r, z, n), axis=-1).T
 
 
 def _to_zrn(weight_rzn):
     """Rows (r, z, n) of a canonical weight -> columns (z, r, n) of a Keras kernel."""
-    r, z, n = np.split(weight_rzn, 3, axis=0)
-    return np.concatenate((z, r, n), axis=0).T
+    r, z, n = numpy.split(weight_rzn, 3, axis=0)
+    return numpy.concatenate((z, r, n), axis=0).T
 
 
 def _gru_export(gru):
@@ -78,7 +78,7 @@ def _gru_load(gru, arrays):
         cell.kernel.assign(_to_zrn(arrays[f"weight_ih_l{k}"]))
         cell.recurrent_kernel.assign(_to_zrn(arrays[f"weight_hh_l{k}"]))
         bias_ih, bias_hh = arrays[f"bias_ih_l{k}"], arrays[f"bias_hh_l{k}"]
-        cell.bias.assign(np.stack((_to_zrn(bias_ih), _to_zrn(bias_hh))))
+        cell.bias.assign(numpy.stack((_to_zrn(bias_ih), _to_zrn(bias_hh))))
 
 
 register_converter(GRU, _gru_export, _gru_load)

@@ -12,6 +12,7 @@ from d2lcore.plotting import Animator
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
+from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
 
@@ -114,7 +115,7 @@ class _GraphCall:
 
     def __init__(self, layer):
         # Weak references: the cache must not keep the layer alive
-        self.layers = [weakref.ref(sub) for sub in layer._flatten_layers()]  # layer 1st
+        self.layers = [weakref.ref(sub) for sub in all_layers(layer)]  # layer 1st
         self.layer = self.layers[0]
         self.function = tf.function(self._run, reduce_retracing=True)
 
@@ -147,7 +148,7 @@ class _GraphCall:
 _GRAPH_CALLS = weakref.WeakKeyDictionary()  # layer -> its _GraphCall
 
 
-def _evaluate(layer, *args):
+def evaluate(layer, *args):
     """``layer(*args, training=False)``, run as a graph once the layer has been built (its
     first call creates its weights, eagerly). The graph is kept for the next calls."""
     if not layer.built:
@@ -186,11 +187,11 @@ def predict_seq2seq(
     with tf.device(_device_name(device)):
         enc_X = tf.constant([src], dtype=tf.int32)  # a batch of one
         enc_valid_len = tf.constant([src_valid_len], dtype=tf.int32)
-        enc_outputs = _evaluate(net.encoder, enc_X, enc_valid_len)
+        enc_outputs = evaluate(net.encoder, enc_X, enc_valid_len)
         state = net.decoder.init_state(enc_outputs, enc_valid_len)
         dec_X = tf.constant([[tgt_vocab["<bos>"]]], dtype=tf.int32)
         for _ in range(num_steps):
-            Y, state = _evaluate(net.decoder, dec_X, state)  # as a graph
+            Y, state = evaluate(net.decoder, dec_X, state)  # as a graph
             dec_X = tf.argmax(Y, axis=2, output_type=tf.int32)  # (1, 1): the next input
             token = int(dec_X.numpy()[0, 0])
             if save_attention_weights:  # this step's weights (see last_query)
