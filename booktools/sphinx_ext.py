@@ -7,7 +7,7 @@
    cannot be nested inside a MyST ``tab-item`` directive, which is why the grouping happens on the parsed tree.
 2. Every page made from a notebook gets links to its three per-framework notebooks (copied next to the HTML
    under ``notebooks/<framework>/``). The merged notebook, which cannot run, is never offered.
-3. The ``seq2seq-comparison`` directive (:mod:`booktools.comparison`).
+3. The ``record-table`` directive (:mod:`booktools.comparison`).
 """
 
 import shutil
@@ -154,5 +154,5 @@ def setup(app):
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
     app.connect("build-finished", copy_notebooks)
-    comparison.setup(app)  # the seq2seq-comparison directive
+    comparison.setup(app)  # the record-table directive
     return {"parallel_read_safe": True, "parallel_write_safe": True}

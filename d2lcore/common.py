@@ -22,6 +22,7 @@ from d2lcore.plotting import (
     show_heatmaps,
     use_svg_display,
 )
+from d2lcore.records import show_record
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -54,6 +55,7 @@ __all__ = [
     "preprocess_nmt",
     "read_data_nmt",
     "set_axes",
+    "show_record",
     "set_figsize",
     "show_heatmaps",
     "to_numpy",

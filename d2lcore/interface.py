@@ -114,6 +114,11 @@ def check_token_ids(name, values, vocab_size):
     """*neutral.* Check that the NumPy array ``values`` holds token indices in 0 ... vocab_size - 1."""
 
 
+def show_record(name, text, **fields):
+    """*neutral.* Show the line ``text`` as the record ``name`` with ``fields``, which tools read from the executed
+    notebook (d2lcore.records); returns the Record."""
+
+
 LAYER_NORM_EPS = 1e-5
 """*neutral.* The epsilon of every AddNorm's layer normalisation, in every framework."""
 
@@ -416,7 +421,8 @@ def xavier_uniform_weights(weights):
 
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
-    prints the final per-token loss and tokens/second over the whole run. Returns the per-epoch losses."""
+    shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses."""
 
 
 def predict_seq2seq(

@@ -9,6 +9,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
+from d2lcore.records import show_record
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
@@ -66,8 +67,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
     clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on the first
-    batch. Draws the loss every 10 epochs, prints the final loss and the speed, and
-    returns the loss per token of every epoch."""
+    batch. Draws the loss every 10 epochs, shows the final loss and the speed
+    (the record "training", see d2lcore.records), and returns the loss per token of
+    every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
     with tf.device(_device_name(device)):
         _initialize(net)
@@ -94,9 +96,15 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 animator.add(epoch + 1, losses[-1])
         seconds = timer.stop()
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
-    print(
+    show_record(
+        "training",
         f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}"
+        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}",
+        epochs=num_epochs,
+        seconds=seconds,
+        tokens_per_second=total_tokens / seconds,
+        loss_per_token=losses[-1],
+        device=str(short_name),
     )
     return losses
 
