@@ -9,9 +9,10 @@ import types
 import pytest
 
 from d2lcore import FRAMEWORKS, MODULE_OF, interface
+from d2lcore.frameworks import REGISTRY
 
 # For a layer, the interface's `forward` is the method that calling the layer runs.
-FORWARD = {"mxnet": "forward", "pytorch": "forward", "tensorflow": "call"}
+FORWARD = {fw.name: fw.forward for fw in REGISTRY.values()}
 
 
 def public_names(module):
