@@ -64,3 +64,24 @@ __all__ = [
     "use_svg_display",
     "xavier_uniform_weights",
 ]
+
+
+def interface_names():
+    """The names of :mod:`d2lcore.interface` (its functions, classes and constants, and ``plt``): the
+    ``__all__`` of every framework module, which tests/test_interface.py checks against what each module
+    defines."""
+    import inspect
+
+    from d2lcore import interface
+
+    return sorted(
+        name
+        for name, value in vars(interface).items()
+        if not name.startswith("_")
+        and (
+            inspect.isfunction(value)
+            or inspect.isclass(value)
+            or name == "plt"
+            or name.isupper()
+        )
+    )

@@ -29,6 +29,9 @@ class Record(dict):
     def __repr__(self):
         return f"Record({self.name!r}, {self.text!r}, **{dict(self)!r})"
 
+    def _repr_pretty_(self, printer, cycle):  # IPython's plain text: the line, not the dict
+        printer.text(self.text)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/plain": self.text, MIME: {"name": self.name, "fields": dict(self)}}
 
