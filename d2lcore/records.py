@@ -29,7 +29,8 @@ class Record(dict):
     def __repr__(self):
         return f"Record({self.name!r}, {self.text!r}, **{dict(self)!r})"
 
-    def _repr_pretty_(self, printer, cycle):  # IPython's plain text: the line, not the dict
+    def _repr_pretty_(self, printer, cycle):
+        """IPython's plain text of the record: its line, not its fields."""
         printer.text(self.text)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
