@@ -52,7 +52,10 @@ class MultiHeadAttention(nn.HybridBlock):
     operations launched one by one from Python. In the graph shapes are unknown, so it
     folds the heads as transpose_qkv and transpose_output do with reshapes that need no
     sizes (``F.npx.reshape``: -2 keeps an axis, -5 merges two, -6 splits one), and masks
-    with MXNet's softmax with lengths, which gives the weights of masked_softmax."""
+    with MXNet's softmax with lengths, which gives the weights of masked_softmax. Inside a
+    hybridized parent's graph, a call takes the lengths from :meth:`lengths` and returns
+    (output, weights (batch * num_heads, queries, keys)): the parent stores the weights
+    with :meth:`keep_weights`."""
 
     def __init__(self, num_hiddens, num_heads, dropout, bias=False):
         super().__init__()
@@ -64,24 +67,40 @@ class MultiHeadAttention(nn.HybridBlock):
         self.W_k = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
         self.W_v = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
         self.W_o = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
-        self._weights = None  # the last call's, (batch * num_heads, queries, keys)
+        self.head_weights = None  # the last call's, (batch * num_heads, queries, keys)
         self.hybridize(static_alloc=True)
+
+    def lengths(self, queries, keys, valid_lens=None):
+        """valid_lens (None, (batch,) or (batch, queries)) checked against queries (batch,
+        n_q, d_q) and keys (batch, n_k, d_k), as an array; None gives n_k, every key."""
+        if valid_lens is None:
+            return np.full((queries.shape[0],), keys.shape[1], ctx=queries.ctx)
+        if not isinstance(valid_lens, np.ndarray):
+            valid_lens = np.array(valid_lens, ctx=queries.ctx)
+        check_shapes(
+            queries=(queries, "batch n_q d_q"),
+            valid_lens=(valid_lens, valid_lens_spec(valid_lens, "n_q")),
+        )
+        check_lengths("valid_lens", valid_lens.asnumpy())
+        return valid_lens
+
+    def keep_weights(self, output, weights):
+        """For a parent that ran this layer in its graph: store the layer's ``weights``
+        (batch * num_heads, queries, keys) as those of the last call; return ``output``."""
+        self.head_weights = weights
+        return output
 
     def forward(self, queries, keys, values, valid_lens=None):
         # queries: (batch, queries, q), keys: (batch, keys, k), values: (batch, keys, v)
-        shapes = dict(
+        if not isinstance(queries, np.ndarray):  # symbols: in a hybridized parent's graph
+            return super().forward(queries, keys, values, valid_lens)
+        check_shapes(
             queries=(queries, "batch n_q d_q"),
             keys=(keys, "batch n_k d_k"),
             values=(values, "batch n_k d_v"),
         )
-        if valid_lens is None:  # every key: n_k for every example
-            valid_lens = np.full((queries.shape[0],), keys.shape[1], ctx=queries.ctx)
-        elif not isinstance(valid_lens, np.ndarray):
-            valid_lens = np.array(valid_lens, ctx=queries.ctx)
-        shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
-        check_shapes(**shapes)
-        check_lengths("valid_lens", valid_lens.asnumpy())
-        output, self._weights = super().forward(queries, keys, values, valid_lens)
+        valid_lens = self.lengths(queries, keys, valid_lens)
+        output, self.head_weights = super().forward(queries, keys, values, valid_lens)
         return output
 
     def hybrid_forward(self, F, queries, keys, values, valid_lens):
@@ -112,6 +131,7 @@ class MultiHeadAttention(nn.HybridBlock):
     @property
     def attention_weights(self):
         """The last call's weights per head, (batch, num_heads, queries, keys)."""
-        if self._weights is None:
+        weights = self.head_weights
+        if weights is None:
             return None
-        return self._weights.reshape(-1, self.num_heads, *self._weights.shape[1:])
+        return weights.reshape(-1, self.num_heads, *weights.shape[1:])

@@ -2,11 +2,12 @@
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper).
 
-MultiHeadAttention, PositionWiseFFN and AddNorm are HybridBlocks, hybridized when they
-are built: each call runs as one cached graph (Gluon's CachedOp) instead of dozens of
-operations launched one by one from Python, which is most of the time MXNet spends on
-models this small. The blocks that combine them are plain Blocks and read as in the other
-frameworks."""
+The encoder and decoder blocks are HybridBlocks, hybridized when they are built: each
+call runs as one cached graph (Gluon's CachedOp) instead of some hundred operations
+launched one by one from Python, which is most of the time MXNet spends on models this
+small. Their forward checks the inputs and builds what depends on Python values (the
+cache, the lengths), then runs the graph, written in hybrid_forward with the layers that
+the other frameworks use (MultiHeadAttention is a HybridBlock too)."""
 
 import math
 
@@ -37,7 +38,6 @@ class PositionWiseFFN(nn.HybridBlock):
         check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
         self.dense1 = nn.Dense(ffn_num_hiddens, activation="relu", flatten=False)
         self.dense2 = nn.Dense(ffn_num_outputs, flatten=False)
-        self.hybridize(static_alloc=True)
 
     def forward(self, X):
         return super().forward(X)
@@ -57,7 +57,6 @@ class AddNorm(nn.HybridBlock):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
-        self.hybridize(static_alloc=True)
 
     def forward(self, X, Y):
         # In a hybridized parent's graph X and Y are symbols, whose shapes are unknown
@@ -72,12 +71,12 @@ class AddNorm(nn.HybridBlock):
         return self.ln(self.dropout(Y) + X)
 
 
-class TransformerEncoderBlock(nn.Block):
+class TransformerEncoderBlock(nn.HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
     (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens."""
+    num_hiddens. Hybridized: forward checks, hybrid_forward runs as one graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -86,15 +85,17 @@ class TransformerEncoderBlock(nn.Block):
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
-
-    def __call__(self, X, valid_lens=None):
-        # Gluon's Block.__call__ takes positional arguments only: allow valid_lens=...
-        return super().__call__(X, valid_lens)
+        self.hybridize(static_alloc=True)
 
     def forward(self, X, valid_lens=None):
         check_width("X", X.shape, self.num_hiddens)
-        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
-        return self.addnorm2(Y, self.ffn(Y))
+        lens = self.attention.lengths(X, X, valid_lens)
+        return self.attention.keep_weights(*super().forward(X, lens))
+
+    def hybrid_forward(self, F, X, lens):
+        attended, weights = self.attention(X, X, X, lens)
+        Y = self.addnorm1(X, attended)
+        return self.addnorm2(Y, self.ffn(Y)), weights
 
 
 class TransformerEncoder(Encoder):
@@ -123,7 +124,7 @@ class TransformerEncoder(Encoder):
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.Sequential()  # named 0, ..., num_layers - 1
+        self.blks = nn.HybridSequential()  # named 0, ..., num_layers - 1
         for _ in range(num_layers):
             self.blks.add(
                 TransformerEncoderBlock(
@@ -150,7 +151,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else np.stack(weights, axis=1)
 
 
-class TransformerDecoderBlock(nn.Block):
+class TransformerDecoderBlock(nn.HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -162,7 +163,8 @@ class TransformerDecoderBlock(nn.Block):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once."""
+    outputs as decoding it at once. Hybridized: forward checks, hybrid_forward runs as one
+    graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -177,10 +179,7 @@ class TransformerDecoderBlock(nn.Block):
         self.addnorm2 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm3 = AddNorm(dropout)
-
-    def __call__(self, X, enc_outputs, enc_valid_lens=None, cache=None):
-        # Gluon's Block.__call__ takes positional arguments only: allow cache=...
-        return super().__call__(X, enc_outputs, enc_valid_lens, cache)
+        self.hybridize(static_alloc=True)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
         batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
@@ -194,13 +193,20 @@ class TransformerDecoderBlock(nn.Block):
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = np.arange(past + 1, past + steps + 1, ctx=X.ctx)
         dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
-        Y = self.addnorm1(
-            X, self.self_attention(X, key_values, key_values, dec_valid_lens)
+        enc_lens = self.cross_attention.lengths(X, enc_outputs, enc_valid_lens)
+        Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
+            super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_lens)
         )
-        Z = self.addnorm2(
-            Y, self.cross_attention(Y, enc_outputs, enc_outputs, enc_valid_lens)
+        return Y, key_values
+
+    def hybrid_forward(self, F, X, key_values, enc_outputs, dec_lens, enc_lens):
+        attended, self_weights = self.self_attention(X, key_values, key_values, dec_lens)
+        Y = self.addnorm1(X, attended)
+        attended, cross_weights = self.cross_attention(
+            Y, enc_outputs, enc_outputs, enc_lens
         )
-        return self.addnorm3(Z, self.ffn(Z)), key_values
+        Z = self.addnorm2(Y, attended)
+        return self.addnorm3(Z, self.ffn(Z)), self_weights, cross_weights
 
 
 class TransformerDecoder(AttentionDecoder):
@@ -233,7 +239,7 @@ class TransformerDecoder(AttentionDecoder):
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.Sequential()
+        self.blks = nn.HybridSequential()
         for _ in range(num_layers):
             self.blks.add(
                 TransformerDecoderBlock(
