@@ -120,3 +120,15 @@ def test_shown_use_check_is_not_vacuous(tmp_path):
     assert frameworks_of(cells[2]) == ["pytorch"]
     # the shared cell also runs in MXNet and TensorFlow, which have not defined it: only the PyTorch cell counts
     assert d2l_uses_of_shown_names(page) == [(cells[2].id, "transpose_qkv")]
+
+
+@pytest.mark.parametrize("block", ["TransformerEncoderBlock", "TransformerDecoderBlock"])
+def test_mxnet_transformer_blocks_read_like_pytorch(block):
+    """Taught code reads line for line: each Transformer block's MXNet tab is at most 1.3 times as long as
+    PyTorch's (MXNet's graph machinery lives in MultiHeadAttention, not in the blocks)."""
+    lengths = {}
+    for cell in read_source(sources("transformer")[0]).cells:
+        if cell.cell_type == "code" and f"\nclass {block}(" in "\n" + cell.source:
+            lengths[frameworks_of(cell)[0]] = len(cell.source.splitlines())
+    assert set(lengths) == {"mxnet", "pytorch", "tensorflow"}
+    assert lengths["mxnet"] <= 1.3 * lengths["pytorch"], lengths
