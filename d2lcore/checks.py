@@ -140,14 +140,3 @@ def check_positions(X, num_hiddens, offset, max_len):
             f"max_len = {max_len} positions: raise max_len"
         )
     return steps
-
-
-def check_token_ids(name, values, vocab_size):
-    """Check that the token indices ``values`` (a NumPy array) lie in 0 ... vocab_size - 1;
-    ValueError naming the first one outside otherwise."""
-    bad = (values < 0) | (values >= vocab_size)
-    if bad.any():
-        raise ValueError(
-            f"{name} must hold token indices in 0 ... {vocab_size - 1} (vocab_size = "
-            f"{vocab_size}); got {values[bad].flat[0]}"
-        )

@@ -6,7 +6,6 @@ from d2lcore.checks import (
     check_lengths,
     check_positions,
     check_shapes,
-    check_token_ids,
     valid_lens_spec,
 )
 from d2lcore.convert import last_query, to_numpy
@@ -38,7 +37,6 @@ __all__ = [
     "check_heads",
     "check_lengths",
     "check_positions",
-    "check_token_ids",
     "valid_lens_spec",
     "Animator",
     "Timer",

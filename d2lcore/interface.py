@@ -110,10 +110,6 @@ def check_positions(X, num_hiddens, offset, max_len):
     """*neutral.* X (batch, steps, num_hiddens) at positions offset ... offset + steps - 1 fits max_len: steps."""
 
 
-def check_token_ids(name, values, vocab_size):
-    """*neutral.* Check that the NumPy array ``values`` holds token indices in 0 ... vocab_size - 1."""
-
-
 def show_record(name, text, **fields):
     """*neutral.* Show the line ``text`` as the record ``name`` with ``fields``, which tools read from the executed
     notebook (d2lcore.records); returns the Record."""

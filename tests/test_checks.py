@@ -51,13 +51,3 @@ def test_check_positions(tensor):
         checks.check_positions(X, 5, 0, 10)
     with pytest.raises(ValueError, match="offset must be >= 0"):
         checks.check_positions(X, 4, -1, 10)
-
-
-def test_check_token_ids():
-    checks.check_token_ids("X", np.array([[0, 4], [2, 1]]), 5)
-    with pytest.raises(
-        ValueError, match=r"X must hold token indices in 0 \.\.\. 4 \(vocab_size = 5\); got 5"
-    ):
-        checks.check_token_ids("X", np.array([[0, 5]]), 5)
-    with pytest.raises(ValueError, match="got -1"):
-        checks.check_token_ids("X", np.array([-1]), 5)
