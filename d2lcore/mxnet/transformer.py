@@ -22,6 +22,7 @@ from d2lcore.checks import (
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .encoder_decoder import AttentionDecoder, Encoder
+from .layers import HybridBlock
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -71,12 +72,12 @@ class AddNorm(nn.HybridBlock):
         return self.ln(self.dropout(Y) + X)
 
 
-class TransformerEncoderBlock(nn.HybridBlock):
+class TransformerEncoderBlock(HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
     (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens. Hybridized: forward checks, hybrid_forward runs as one graph."""
+    num_hiddens. Hybridized when built: forward checks, hybrid_forward is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -85,7 +86,6 @@ class TransformerEncoderBlock(nn.HybridBlock):
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
-        self.hybridize(static_alloc=True)
 
     def forward(self, X, valid_lens=None):
         check_width("X", X.shape, self.num_hiddens)
@@ -151,7 +151,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else np.stack(weights, axis=1)
 
 
-class TransformerDecoderBlock(nn.HybridBlock):
+class TransformerDecoderBlock(HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -163,8 +163,8 @@ class TransformerDecoderBlock(nn.HybridBlock):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once. Hybridized: forward checks, hybrid_forward runs as one
-    graph."""
+    outputs as decoding it at once. Hybridized when built: forward checks, hybrid_forward
+    is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -179,7 +179,6 @@ class TransformerDecoderBlock(nn.HybridBlock):
         self.addnorm2 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm3 = AddNorm(dropout)
-        self.hybridize(static_alloc=True)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
         batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
