@@ -1,33 +1,35 @@
-"""The ``seq2seq-comparison`` directive: a table comparing the book's two translation models.
+"""The ``record-table`` directive: a table of the records that executed notebooks displayed.
 
-A page (the Transformer section) writes::
+A page names the pages whose notebooks it reads and the columns it wants, each a format string over the records
+(see :mod:`d2lcore.records`)::
 
-    ```{seq2seq-comparison}
+    ```{record-table}
+    page: bahdanau-attention.md | Bahdanau attention (section 4)
+    page: transformer.md | Transformer (section 7)
+    column: Epochs | {training.epochs}
+    column: Loss per token | {training.loss_per_token:.3f}
+    devices: training.device
     ```
 
-and gets one row per model and framework, Bahdanau attention (section 4) then the Transformer
-(section 7), with the figures that THIS build measured: they are read from the executed
-per-framework notebooks, ``<srcdir>/<d2l_notebooks_dir>/<framework>/<docname>.ipynb`` (in the
-book: ``_build/notebooks/<framework>/chapters/attention/<section>.ipynb``, see
-:func:`booktools.paths.notebook_path`). From each notebook's printed output it takes
+Each ``page`` line (a path relative to the page, then the row label) gives one row per framework, filled from the
+executed notebook ``<srcdir>/<d2l_notebooks_dir>/<framework>/<docname>.ipynb`` (in the book:
+``_build/notebooks/<framework>/...``). Each ``column`` line gives a title and a :meth:`str.format` template whose
+fields are ``record.field``. The optional ``devices`` line names the field that says where a row's figures were
+measured, listed below the table. This module knows nothing of what the records hold.
 
-- the last line printed by ``train_seq2seq``:
-  ``loss per token X, N tokens/s over E epochs (S s) on DEVICE``;
-- the evaluation lines of the page's ``translate_corpus`` cell:
-  ``training: 595 sentences, mean BLEU 0.701, exact 61%; ...`` and ``held-out: ...``.
-
-Missing data never fails the build. A model whose notebook is missing (not executed in this
-build), or whose notebook prints none of these lines, gets a row that says so instead of
-figures; a line that alone is missing shows as "—" and is named in a note below the table.
-Only when no notebook gives any figure at all does the directive also log a warning (which a
-strict build turns into an error): then the table is empty, which is a mistake, not a
-partial build. Every notebook read (present or not) is a dependency of the page, so Sphinx
-re-renders the page when one of them is executed again or appears.
+Missing data never fails the build. A row whose notebook is missing (not executed in this build), damaged, or
+holds none of the records the columns use, says so instead of figures; a cell whose records are missing shows
+"—", and a note below the table names them. Only when no notebook gives any figure at all does the directive log
+a warning (which a strict build turns into an error): the table is empty, which is a mistake, not a partial
+build. Every notebook read (present or not) is a dependency of the page, so Sphinx re-renders the page when one
+of them is executed again or appears.
 """
 
-import re
-from dataclasses import dataclass, field
+import posixpath
+import string
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 from docutils import nodes
@@ -37,123 +39,99 @@ from sphinx.util.docutils import SphinxDirective
 
 from booktools.paths import LABELS
 from d2lcore import FRAMEWORKS
+from d2lcore.records import notebook_records
 
-MODELS = [
-    ("Bahdanau attention (section 4)", "chapters/attention/bahdanau-attention"),
-    ("Transformer (section 7)", "chapters/attention/transformer"),
-]
-"""(label, docname) of the compared models, in the order of the table."""
-
-TRAINING_LINE = re.compile(
-    r"loss per token (?P<loss>\d+(?:\.\d+)?), (?P<speed>\d+(?:\.\d+)?) tokens/s over "
-    r"(?P<epochs>\d+) epochs \((?P<seconds>\d+(?:\.\d+)?) s\) on (?P<device>\S.*)"
-)
-EVALUATION_LINE = re.compile(
-    r"^\s*(?P<name>training|held-out): (?P<sentences>\d+) sentences, mean BLEU "
-    r"(?P<bleu>\d+(?:\.\d+)?), exact (?P<exact>\d+(?:\.\d+)?)%",
-    re.MULTILINE,
-)
-HEADERS = [
-    "Model",
-    "Framework",
-    "Epochs",
-    "Training time (s)",
-    "Tokens/s",
-    "Loss per token",
-    "Training pairs: BLEU / exact",
-    "Held-out: BLEU / exact",
-]
 MISSING = "—"
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class Figures:
-    """What one executed notebook printed; None for what it did not print."""
-
-    training: dict | None = None  # loss, speed, epochs, seconds, device
-    evaluation: dict = field(default_factory=dict)  # "training"/"held-out" -> sentences, ...
-    error: str | None = None  # why the notebook could not be read
+class Column:
+    title: str
+    template: str
 
     @property
-    def empty(self):
-        return self.training is None and not self.evaluation
+    def records(self):
+        """The names of the records the template reads (``{training.epochs}`` reads ``training``)."""
+        names = []
+        for _, field, _, _ in string.Formatter().parse(self.template):
+            if field:
+                name = field.split(".")[0].split("[")[0]
+                if name not in names:
+                    names.append(name)
+        return names
 
-    def missing_lines(self):
-        """Names of the lines the notebook did not print."""
-        lines = {
-            "train": "the training line of train_seq2seq",
-            "training": "the BLEU line of the training pairs",
-            "held-out": "the held-out BLEU line",
-        }
-        found = {"train"} if self.training else set()
-        return [text for key, text in lines.items() if key not in found | set(self.evaluation)]
+    def cell(self, records):
+        """The cell's text for ``records`` ({name: fields}), or MISSING if one of its records is missing."""
+        if any(name not in records for name in self.records):
+            return MISSING
+        found = {name: SimpleNamespace(**records[name]) for name in self.records}
+        try:
+            return self.template.format(**found)
+        except (
+            AttributeError,
+            ValueError,
+            TypeError,
+            KeyError,
+        ):  # a field it lacks, or of another type
+            return MISSING
 
 
-def stdout_text(nb):
-    """All text a notebook's code cells printed (stream outputs), in cell order."""
-    parts = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
+@dataclass
+class Spec:
+    """What a record-table directive asks for: pages [(path, label)], columns, the devices field or None."""
+
+    pages: list
+    columns: list
+    devices: str | None = None
+
+
+def parse_spec(lines):
+    """The directive's content lines -> Spec; ValueError naming the line that is wrong."""
+    spec = Spec([], [])
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stdout":
-                text = out.get("text", "")
-                parts.append("".join(text) if isinstance(text, list) else text)
-    return "\n".join(parts)
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key in ("page", "column"):
+            first, bar, second = value.partition("|")
+            if not bar or not first.strip() or not second.strip():
+                raise ValueError(
+                    f"line {number}: write `{key}: <{'path' if key == 'page' else 'title'}> | ...`"
+                )
+            pair = (first.strip(), second.strip())
+            if key == "page":
+                spec.pages.append(pair)
+            else:
+                spec.columns.append(Column(*pair))
+        elif key == "devices" and value:
+            spec.devices = value
+        else:
+            raise ValueError(
+                f"line {number}: expected `page: ...`, `column: ...` or `devices: ...`; got {line!r}"
+            )
+    if not spec.pages or not spec.columns:
+        raise ValueError("a record-table needs at least one `page:` line and one `column:` line")
+    return spec
 
 
-def parse_figures(text):
-    """The figures in a notebook's printed text: the LAST training and evaluation lines."""
-    figures = Figures()
-    trainings = list(TRAINING_LINE.finditer(text))
-    if trainings:
-        m = trainings[-1]
-        figures.training = {
-            "loss": float(m["loss"]),
-            "speed": float(m["speed"]),
-            "epochs": int(m["epochs"]),
-            "seconds": float(m["seconds"]),
-            "device": m["device"].strip(),
-        }
-    for m in EVALUATION_LINE.finditer(text):  # a later line replaces an earlier one
-        figures.evaluation[m["name"]] = {
-            "sentences": int(m["sentences"]),
-            "bleu": float(m["bleu"]),
-            "exact": float(m["exact"]),
-        }
-    return figures
-
-
-def read_figures(path):
-    """Figures of the executed notebook at ``path``, or None if it does not exist."""
+def read_records(path):
+    """``{name: fields}`` of the executed notebook at ``path``; None if it does not exist; a str saying why if it
+    cannot be read."""
     path = Path(path)
     if not path.is_file():
         return None
     try:
-        nb = nbformat.read(path, as_version=4)
+        return notebook_records(nbformat.read(path, as_version=4))
     except (OSError, ValueError, KeyError, AttributeError) as err:  # damaged, half-written
-        return Figures(error=f"{type(err).__name__}: {err}"[:200])
-    return parse_figures(stdout_text(nb))
+        return f"{type(err).__name__}: {err}"[:200]
 
 
-def _number(value, digits):
-    return f"{value:,.{digits}f}"
-
-
-def row_cells(figures):
-    """The table cells after Model and Framework, as strings."""
-    t = figures.training
-    cells = (
-        [str(t["epochs"]), _number(t["seconds"], 1), _number(t["speed"], 0), f"{t['loss']:.3f}"]
-        if t
-        else [MISSING] * 4
-    )
-    for name in ("training", "held-out"):
-        e = figures.evaluation.get(name)
-        cells.append(f"{e['bleu']:.3f} / {e['exact']:.0f}%" if e else MISSING)
-    return cells
+def _field(records, dotted):
+    name, _, field = dotted.partition(".")
+    return records.get(name, {}).get(field)
 
 
 def _entry(text="", **attributes):
@@ -163,117 +141,120 @@ def _entry(text="", **attributes):
     return entry
 
 
-def _note_entry(text):
-    entry = nodes.entry(morecols=len(HEADERS) - 3)
-    entry += nodes.paragraph("", "", nodes.emphasis(text, text))
-    return entry
-
-
-def comparison_table(results, notebook_label, model_node=None):
+def table_nodes(spec, results, notebook_label, row_node=None):
     """The table node, the notes below it, and whether any figure was found.
 
-    ``results``: (model label, docname, framework, Figures or None) in table order;
+    ``results``: (row label, docname, framework, records or None or an error str) in table order;
     ``notebook_label(framework, docname)``: how a note names a notebook;
-    ``model_node(model, docname)``: the node that shows a model's label (e.g. a link)."""
-    model_node = model_node or (lambda model, docname: nodes.Text(model))
+    ``row_node(label, docname)``: the node that shows a row's label (e.g. a link)."""
+    row_node = row_node or (lambda label, docname: nodes.Text(label))
+    columns = spec.columns
+    used = [name for column in columns for name in column.records]
+    used = list(dict.fromkeys(used))
     table = nodes.table(classes=["d2l-comparison"])
-    group = nodes.tgroup(cols=len(HEADERS))
+    group = nodes.tgroup(cols=2 + len(columns))
     table += group
-    for width in (24, 12, 8, 12, 10, 10, 14, 14):
+    for width in (24, 12, *(10 for _ in columns)):
         group += nodes.colspec(colwidth=width)
     head = nodes.thead()
-    head += nodes.row("", *(_entry(h) for h in HEADERS))
+    head += nodes.row("", _entry(""), _entry("Framework"), *(_entry(c.title) for c in columns))
     group += head
     body = nodes.tbody()
     group += body
     notes, found = [], False
-    for model, docname, framework, figures in results:
-        row = nodes.row("", nodes.entry("", nodes.paragraph("", "", model_node(model, docname))))
+    for label, docname, framework, records in results:
+        row = nodes.row("", nodes.entry("", nodes.paragraph("", "", row_node(label, docname))))
         row += _entry(LABELS[framework])
-        if figures is None:
-            row += _note_entry(
-                f"Not in this build: {notebook_label(framework, docname)} has not been "
-                "executed (a partial build?)."
-            )
-        elif figures.error:
-            row += _note_entry(
-                f"{notebook_label(framework, docname)} could not be read ({figures.error})."
-            )
-        elif figures.empty:
-            row += _note_entry(
-                f"{notebook_label(framework, docname)} printed neither the training "
-                "line nor the BLEU lines."
-            )
+        name = notebook_label(framework, docname)
+        note = None
+        if records is None:
+            note = f"Not in this build: {name} has not been executed (a partial build?)."
+        elif isinstance(records, str):
+            note = f"{name} could not be read ({records})."
+        elif not set(used) & set(records):
+            note = f"{name} displayed none of the records {', '.join(used)}."
+        if note:
+            entry = nodes.entry(morecols=len(columns) - 1)
+            entry += nodes.paragraph("", "", nodes.emphasis(note, note))
+            row += entry
         else:
             found = True
-            for text in row_cells(figures):
-                row += _entry(text)
-            missing = figures.missing_lines()
+            for column in columns:
+                row += _entry(column.cell(records))
+            missing = [n for n in used if n not in records]
             if missing:
                 notes.append(
-                    f"{model}, {LABELS[framework]}: {notebook_label(framework, docname)} "
-                    f"did not print {' or '.join(missing)}."
+                    f"{label}, {LABELS[framework]}: {name} did not display the record(s) {', '.join(missing)}."
                 )
         body += row
     return table, notes, found
 
 
-class Seq2SeqComparison(SphinxDirective):
-    """``seq2seq-comparison``: no arguments, no options, no content."""
+class RecordTable(SphinxDirective):
+    """``record-table``: the spec in the content (see the module docstring), no arguments or options."""
 
-    has_content = False
+    has_content = True
     required_arguments = 0
     optional_arguments = 0
 
     def run(self):
+        try:
+            spec = parse_spec(self.content)
+        except ValueError as err:
+            logger.warning("record-table: %s", err, location=self.get_location())
+            return []
         root = Path(self.env.srcdir, self.config.d2l_notebooks_dir).resolve()
+        here = posixpath.dirname(self.env.docname)
         results = []
-        for model, docname in MODELS:
+        for path, label in spec.pages:
+            docname = posixpath.normpath(posixpath.join(here, posixpath.splitext(path)[0]))
             for fw in FRAMEWORKS:
-                path = root / fw / f"{docname}.ipynb"
+                notebook = root / fw / f"{docname}.ipynb"
                 # A dependency even when missing: Sphinx then re-reads the page at every build
                 # until the notebook exists, and whenever it is newer than the page.
-                self.env.note_dependency(str(path))
-                results.append((model, docname, fw, read_figures(path)))
+                self.env.note_dependency(str(notebook))
+                results.append((label, docname, fw, read_records(notebook)))
 
-        def label(framework, docname):
+        def notebook_label(framework, docname):
             return f"{framework}/{docname}.ipynb"
 
-        def model_node(model, docname):  # a link to the model's section, if it is in the book
+        def row_node(label, docname):  # a link to the page, if it is in the book
             if docname not in self.env.found_docs:
-                return nodes.Text(model)
+                return nodes.Text(label)
             ref = addnodes.pending_xref(
                 "", refdomain="std", reftype="doc", reftarget=f"/{docname}", refexplicit=True
             )
-            ref += nodes.inline(model, model)
+            ref += nodes.inline(label, label)
             return ref
 
-        table, notes, found = comparison_table(results, label, model_node)
+        table, notes, found = table_nodes(spec, results, notebook_label, row_node)
         output = [table]
-        devices = sorted(
-            {
-                f"{LABELS[fw]} on {f.training['device']}"
-                for _, _, fw, f in results
-                if f is not None and f.training
-            }
-        )
+        devices = []
+        if spec.devices:
+            devices = sorted(
+                {
+                    f"{LABELS[fw]} on {_field(records, spec.devices)}"
+                    for _, _, fw, records in results
+                    if isinstance(records, dict) and _field(records, spec.devices) is not None
+                }
+            )
         text = (
-            "Figures of this build of the book, read from the executed notebooks of the two "
-            "sections; times and speeds depend on the machine"
-            + (f" ({', '.join(devices)})." if devices else ".")
+            "Figures of this build of the book, read from the executed notebooks; times and speeds depend on the "
+            "machine" + (f" ({', '.join(devices)})." if devices else ".")
         )
         output.append(nodes.paragraph(text, text, classes=["d2l-comparison-source"]))
         for note in notes:
             output.append(nodes.paragraph(note, "", nodes.emphasis(note, note)))
         if not found:
             logger.warning(
-                "seq2seq-comparison: no executed notebook under %s gave any figure; run "
-                "`make notebooks` (at least SECTION=bahdanau and SECTION=transformer) first",
+                "record-table: no executed notebook under %s gave any figure; run `make notebooks` for the pages "
+                "it names (%s) first",
                 root,
+                ", ".join(path for path, _ in spec.pages),
                 location=self.get_location(),
             )
         return output
 
 
 def setup(app):
-    app.add_directive("seq2seq-comparison", Seq2SeqComparison)
+    app.add_directive("record-table", RecordTable)

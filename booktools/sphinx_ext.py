@@ -10,7 +10,7 @@
    "Open in Colab" links to the same notebooks as published on the branch ``d2l_notebooks_branch`` of that GitHub
    repository. One Colab link per framework; ``d2l.js`` shows the one of the framework selected in the page's
    tabs. The merged notebook, which cannot run, is never offered.
-3. The ``seq2seq-comparison`` directive (:mod:`booktools.comparison`).
+3. The ``record-table`` directive (:mod:`booktools.comparison`).
 """
 
 import re
@@ -188,5 +188,5 @@ def setup(app):
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
     app.connect("build-finished", copy_notebooks)
-    comparison.setup(app)  # the seq2seq-comparison directive
+    comparison.setup(app)  # the record-table directive
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -87,3 +87,56 @@ def check_weights_fit(expected, given):
         raise ValueError(
             "load_weights: the weights do not fit the layer: " + ", ".join(problems)
         )
+
+
+def check_heads(num_hiddens, num_heads):
+    """Check that ``num_heads`` is an int >= 1 that divides ``num_hiddens`` (each head gets
+    num_hiddens / num_heads features); ``num_hiddens`` None (not known yet) is not checked.
+    Returns num_heads."""
+    check_int("num_heads", num_heads, minimum=1)
+    if num_hiddens is not None and num_hiddens % num_heads:
+        raise ValueError(
+            f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
+            "each head gets num_hiddens / num_heads features"
+        )
+    return num_heads
+
+
+def valid_lens_spec(valid_lens, queries="queries"):
+    """The shape of ``valid_lens`` for :func:`check_shapes`: ``"batch"`` for (batch,) lengths,
+    one per example, or ``"batch <queries>"`` for (batch, queries) lengths, one per query.
+    Raises ValueError for any other rank."""
+    shape = _shape_of(valid_lens)
+    if shape is None or len(shape) not in (1, 2):
+        raise ValueError(
+            f"valid_lens must have shape (batch,) or (batch, queries); got shape {shape}"
+        )
+    return "batch" if len(shape) == 1 else f"batch {queries}"
+
+
+def check_lengths(name, values):
+    """Check that the lengths ``values`` (a NumPy array, e.g. of valid_lens) are whole
+    numbers >= 0; ValueError listing them otherwise."""
+    if (values != values.round()).any():
+        raise ValueError(f"{name} must hold whole numbers; got {values.tolist()}")
+    if (values < 0).any():
+        raise ValueError(f"{name} must be >= 0; got {values.tolist()}")
+
+
+def check_positions(X, num_hiddens, offset, max_len):
+    """For a positional encoding: X (batch, steps, num_hiddens) takes the positions offset,
+    ..., offset + steps - 1 of a table of ``max_len`` positions. Returns steps (None when it
+    is unknown, as in a traced TensorFlow graph: the caller checks it when it runs)."""
+    steps = check_shapes(X=(X, "batch steps num_hiddens")).get("steps")
+    shape = _shape_of(X)
+    if shape[-1] not in (None, num_hiddens):
+        raise ValueError(
+            f"X's last dimension must be num_hiddens = {num_hiddens}; got X of shape {shape}"
+        )
+    check_int("offset", offset, minimum=0)
+    if steps is not None and offset + steps > max_len:
+        raise ValueError(
+            f"positions {offset} ... {offset + steps - 1} do not fit in the table of "
+            f"max_len = {max_len} positions: raise max_len"
+        )
+    return steps

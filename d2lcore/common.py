@@ -1,6 +1,13 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import (
+    check_heads,
+    check_int,
+    check_lengths,
+    check_positions,
+    check_shapes,
+    valid_lens_spec,
+)
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
@@ -14,6 +21,7 @@ from d2lcore.plotting import (
     show_heatmaps,
     use_svg_display,
 )
+from d2lcore.records import show_record
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -22,8 +30,14 @@ from d2lcore.text import (
     truncate_pad,
 )
 from d2lcore.timer import Timer
+from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
+    "LAYER_NORM_EPS",
+    "check_heads",
+    "check_lengths",
+    "check_positions",
+    "valid_lens_spec",
     "Animator",
     "Timer",
     "Vocab",
@@ -39,6 +53,7 @@ __all__ = [
     "preprocess_nmt",
     "read_data_nmt",
     "set_axes",
+    "show_record",
     "set_figsize",
     "show_heatmaps",
     "to_numpy",
@@ -47,3 +62,24 @@ __all__ = [
     "use_svg_display",
     "xavier_uniform_weights",
 ]
+
+
+def interface_names():
+    """The names of :mod:`d2lcore.interface` (its functions, classes and constants, and ``plt``): the
+    ``__all__`` of every framework module, which tests/test_interface.py checks against what each module
+    defines."""
+    import inspect
+
+    from d2lcore import interface
+
+    return sorted(
+        name
+        for name, value in vars(interface).items()
+        if not name.startswith("_")
+        and (
+            inspect.isfunction(value)
+            or inspect.isclass(value)
+            or name == "plt"
+            or name.isupper()
+        )
+    )

@@ -7,14 +7,12 @@ Downloads go to :func:`download_dir` unless told otherwise.
 """
 
 import contextlib
-import gzip
 import hashlib
 import http.client
 import importlib.resources
 import os
 import shutil
 import stat
-import tarfile
 import tempfile
 import urllib.error
 import urllib.parse
@@ -199,10 +197,9 @@ def download(name, cache_dir=None):
 
 def _archive_stem(filename):
     """(folder name, kind) for an archive file name: ``x.zip`` -> ("x", "zip")."""
-    for suffix, kind in ((".zip", "zip"), (".tar.gz", "tar"), (".tgz", "tar")):
-        if filename.lower().endswith(suffix) and len(filename) > len(suffix):
-            return filename[: -len(suffix)], kind
-    raise ArchiveError(f"{filename}: not a .zip, .tar.gz or .tgz archive")
+    if filename.lower().endswith(".zip") and len(filename) > len(".zip"):
+        return filename[: -len(".zip")], "zip"
+    raise ArchiveError(f"{filename}: not a .zip archive")
 
 
 def _member_problem(member, root):
@@ -249,19 +246,10 @@ def _extract_zip(archive, root):
                 shutil.copyfileobj(src, out, _CHUNK)
 
 
-def _extract_tar(archive, root):
-    with tarfile.open(archive, "r:gz") as tf:
-        infos = tf.getmembers()
-        _check_members(archive, [(m.name, m.isdir(), m.isfile()) for m in infos], root)
-        # Python's own "data" filter (3.11.4+) repeats these checks and drops odd modes.
-        extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        tf.extractall(root, members=infos, **extra)
-
-
 def download_extract(name, cache_dir=None):
     """:func:`download` the registered archive ``name`` and extract it next to itself.
 
-    ``x.zip`` (or ``x.tar.gz``, ``x.tgz``) is extracted into the folder ``x`` beside it;
+    ``x.zip`` is extracted into the folder ``x`` beside it;
     if all of the archive's members lie in a top folder ``x/``, that folder's contents
     become ``x``'s (so ``fra-eng.zip`` holding ``fra-eng/fra.txt`` gives ``fra-eng/fra.txt``).
     Members with absolute paths, ``..`` components, links or special files are refused
@@ -271,7 +259,7 @@ def download_extract(name, cache_dir=None):
     folder's :class:`pathlib.Path`.
     """
     _, algorithm, digest, filename = _registered(name)
-    stem, kind = _archive_stem(filename)
+    stem, _ = _archive_stem(filename)
     archive = download(name, cache_dir)
     target = archive.parent / stem
     stamp = f"{algorithm}:{digest}"
@@ -281,13 +269,11 @@ def download_extract(name, cache_dir=None):
     try:
         root = tmp.resolve()
         try:
-            (_extract_zip if kind == "zip" else _extract_tar)(archive, root)
+            _extract_zip(archive, root)
         except ArchiveError:
             raise
         except (
             zipfile.BadZipFile,
-            tarfile.TarError,
-            gzip.BadGzipFile,
             zlib.error,
             EOFError,
             ValueError,

@@ -19,6 +19,10 @@ class Framework:
     """How the book writes its name (tab labels, links)."""
     extra: str
     """The pip extra of ``d2lcore`` that installs it: ``pip install "d2lcore[<extra>]"``."""
+    forward: str
+    """The method that calling one of its layers runs (``forward``; Keras: ``call``)."""
+    tensor: str
+    """The function that makes one of its tensors from a NumPy array, as ``module.function``."""
     kernel_env: dict = field(default_factory=dict)
     """Environment variables of its Jupyter kernel, on top of :data:`KERNEL_ENV`."""
 
@@ -42,9 +46,15 @@ class Framework:
         return f"Python 3 ({self.label})"
 
 
-KERNEL_ENV = {
+QUIET_TENSORFLOW = {
     "TF_CPP_MIN_LOG_LEVEL": "3",  # TensorFlow's C++ log lines would end up in the outputs
     "TF_ENABLE_ONEDNN_OPTS": "0",  # also makes TensorFlow's CPU results reproducible
+}
+"""What keeps TensorFlow's start-up log lines out of outputs: set by the kernels, and by ``d2lcore.tensorflow``
+where not set already."""
+
+KERNEL_ENV = {
+    **QUIET_TENSORFLOW,
     "PYTHONHASHSEED": "0",
     "PYTHONWARNINGS": "ignore::DeprecationWarning,ignore::FutureWarning",
 }
@@ -55,11 +65,35 @@ REGISTRY = {
     for fw in (
         # One OpenMP thread: on a 2-core machine a second thread made the section 4 and 7 training runs slower
         # (100 vs 89 s and 53 vs 44 s), and 10-40 times slower when another process was busy (spin-waiting).
-        Framework("mxnet", "d2lcore.mxnet", "MXNet", "mxnet", {"OMP_NUM_THREADS": "1"}),
-        # PyTorch likewise: with 2 intra-op threads a busy core made the section 4 run 19 times slower (999 vs 53 s),
-        # and on a quiet machine 1 thread was faster too (11.4 vs 13.6-14.4 s for 50 Bahdanau epochs).
-        Framework("pytorch", "d2lcore.torch", "PyTorch", "torch", {"OMP_NUM_THREADS": "1"}),
-        Framework("tensorflow", "d2lcore.tensorflow", "TensorFlow", "tensorflow"),
+        Framework(
+            "mxnet",
+            "d2lcore.mxnet",
+            "MXNet",
+            "mxnet",
+            "forward",
+            "mxnet.numpy.array",
+            {"OMP_NUM_THREADS": "1"},
+        ),
+        # PyTorch likewise: with 2 intra-op threads a busy core made the section 4 run 19 times
+        # slower (999 vs 53 s), and on a quiet machine 1 thread was faster too (11.4 vs 13.6-14.4 s
+        # for 50 Bahdanau epochs). d2lcore.torch makes the same choice in any kernel (runtime.py).
+        Framework(
+            "pytorch",
+            "d2lcore.torch",
+            "PyTorch",
+            "torch",
+            "forward",
+            "torch.tensor",
+            {"OMP_NUM_THREADS": "1"},
+        ),
+        Framework(
+            "tensorflow",
+            "d2lcore.tensorflow",
+            "TensorFlow",
+            "tensorflow",
+            "call",
+            "tensorflow.constant",
+        ),
     )
 }
 """Every framework by name, in the order the book shows them."""

@@ -94,6 +94,31 @@ def check_int(name, value, minimum=None):
     """*neutral.* Check that ``value`` is an int (not a bool) of at least ``minimum``; return it."""
 
 
+def check_heads(num_hiddens, num_heads):
+    """*neutral.* Check that num_heads (an int >= 1) divides num_hiddens (None: not checked); return num_heads."""
+
+
+def valid_lens_spec(valid_lens, queries="queries"):
+    """*neutral.* The check_shapes spec of valid_lens: "batch" for (batch,), "batch <queries>" for (batch, queries)."""
+
+
+def check_lengths(name, values):
+    """*neutral.* Check that the NumPy array of lengths ``values`` holds whole numbers >= 0."""
+
+
+def check_positions(X, num_hiddens, offset, max_len):
+    """*neutral.* X (batch, steps, num_hiddens) at positions offset ... offset + steps - 1 fits max_len: steps."""
+
+
+def show_record(name, text, **fields):
+    """*neutral.* Show the line ``text`` as the record ``name`` with ``fields``, which tools read from the executed
+    notebook (d2lcore.records); returns the Record."""
+
+
+LAYER_NORM_EPS = 1e-5
+"""*neutral.* The epsilon of every AddNorm's layer normalisation, in every framework."""
+
+
 def to_numpy(x):
     """*neutral.* Any framework's tensor as a NumPy array."""
 
@@ -393,7 +418,8 @@ def xavier_uniform_weights(weights):
 
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
-    prints the final per-token loss and tokens/second over the whole run. Returns the per-epoch losses."""
+    shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses."""
 
 
 def predict_seq2seq(

@@ -6,26 +6,19 @@ import numpy as np
 import pytest
 
 from d2lcore import FRAMEWORKS, MODULE_OF
+from d2lcore.frameworks import REGISTRY
 
-importlib.import_module(
-    "d2lcore.mxnet"
-)  # applies MXNet's NumPy shim before any other import of mxnet
+# MXNet's NumPy shim must come before any other import of mxnet
+importlib.import_module("d2lcore.mxnet")
 
 
 def make_tensor(framework, array):
-    """A tensor of ``framework`` holding the NumPy ``array`` (dtype kept)."""
+    """A tensor of ``framework`` holding the NumPy ``array`` (dtype kept), made by the function that the
+    framework's record names (d2lcore.frameworks)."""
     array = np.asarray(array)
-    if framework == "mxnet":
-        from mxnet import np as mnp
-
-        return mnp.array(array, dtype=array.dtype)
-    if framework == "pytorch":
-        import torch
-
-        return torch.tensor(array)
-    import tensorflow as tf
-
-    return tf.constant(array)
+    module, _, function = REGISTRY[framework].tensor.rpartition(".")
+    make = getattr(importlib.import_module(module), function)
+    return make(array, dtype=array.dtype) if framework == "mxnet" else make(array)
 
 
 @pytest.fixture(params=FRAMEWORKS)

@@ -1,5 +1,6 @@
-"""The seq2seq-comparison directive: parsing executed notebooks, the table, missing data,
-warnings and re-rendering when a notebook changes. Small Sphinx builds in tmp_path."""
+"""Records (d2lcore.records) and the record-table directive (booktools/comparison.py): reading executed
+notebooks, the table, missing data, warnings and re-rendering when a notebook changes. Small Sphinx builds in
+tmp_path."""
 
 import io
 import re
@@ -9,42 +10,75 @@ import pytest
 from sphinx.testing.util import SphinxTestApp
 
 from booktools import comparison
-from d2lcore import FRAMEWORKS
+from booktools.split import read_source
+from d2lcore import FRAMEWORKS, records
 
-BAHDANAU, TRANSFORMER = (docname for _, docname in comparison.MODELS)
+BAHDANAU, TRANSFORMER = "chapters/attention/bahdanau-attention", "chapters/attention/transformer"
+MODELS = [("Bahdanau attention (section 4)", BAHDANAU), ("Transformer (section 7)", TRANSFORMER)]
 
-TRAIN = "loss per token {loss}, {speed} tokens/s over {epochs} epochs ({seconds} s) on {device}\n"
-EVALUATION = (
-    "training: 595 sentences, mean BLEU {train_bleu}, exact {train_exact}%; "
-    "190 references have a word outside the vocabulary\n"
-    "held-out: 120 sentences, mean BLEU {held_bleu}, exact {held_exact}%; "
-    "0 references have a word outside the vocabulary\n"
-)
+SPEC = """\
+page: bahdanau-attention.md | Bahdanau attention (section 4)
+page: transformer.md | Transformer (section 7)
+column: Epochs | {training.epochs}
+column: Training time (s) | {training.seconds:,.1f}
+column: Tokens/s | {training.tokens_per_second:,.0f}
+column: Loss per token | {training.loss_per_token:.3f}
+column: Training pairs: BLEU / exact | {bleu_training.bleu:.3f} / {bleu_training.exact:.0%}
+column: Held-out: BLEU / exact | {bleu_held_out.bleu:.3f} / {bleu_held_out.exact:.0%}
+devices: training.device
+"""
 
 
 def figures(**changes):
     values = dict(loss=0.168, speed=8221, epochs=250, seconds=83.0, device="cpu(0)")
-    values.update(train_bleu=0.701, train_exact=61, held_bleu=0.451, held_exact=4)
+    values.update(train_bleu=0.701, train_exact=0.61, held_bleu=0.451, held_exact=0.04)
     values.update(changes)
     return values
 
 
+def record_output(name, text, **fields):
+    return nbformat.v4.new_output(
+        "display_data", data=records.Record(name, text, **fields)._repr_mimebundle_()
+    )
+
+
 def write_notebook(root, framework, docname, train=True, evaluation=True, **changes):
-    """An executed notebook as the build writes it, printing what the pages print."""
-    values = figures(**changes)
+    """An executed notebook as the build writes it, with the records the pages display."""
+    v = figures(**changes)
     nb = nbformat.v4.new_notebook()
     cells = [nbformat.v4.new_code_cell("import d2lcore")]
     if train:
-        cell = nbformat.v4.new_code_cell("d2l.train_seq2seq(...)")
+        cell = nbformat.v4.new_code_cell("train_seq2seq(...)")
         cell.outputs = [
             nbformat.v4.new_output("stream", name="stderr", text="a warning\n"),
-            nbformat.v4.new_output("stream", name="stdout", text=TRAIN.format(**values)),
+            record_output(
+                "training",
+                "loss per token ...",
+                epochs=v["epochs"],
+                seconds=v["seconds"],
+                tokens_per_second=v["speed"],
+                loss_per_token=v["loss"],
+                device=v["device"],
+            ),
         ]
         cells.append(cell)
     if evaluation:
         cell = nbformat.v4.new_code_cell("translate_corpus(...)")
         cell.outputs = [
-            nbformat.v4.new_output("stream", name="stdout", text=EVALUATION.format(**values))
+            record_output(
+                "bleu_training",
+                "training: ...",
+                sentences=595,
+                bleu=v["train_bleu"],
+                exact=v["train_exact"],
+            ),
+            record_output(
+                "bleu_held_out",
+                "held-out: ...",
+                sentences=120,
+                bleu=v["held_bleu"],
+                exact=v["held_exact"],
+            ),
         ]
         cells.append(cell)
     nb.cells = cells
@@ -54,31 +88,56 @@ def write_notebook(root, framework, docname, train=True, evaluation=True, **chan
     return path
 
 
-# --- parsing ------------------------------------------------------------------------------
+# --- records ------------------------------------------------------------------------------
 
 
-def test_parse_figures_reads_the_last_training_line_and_both_evaluation_lines():
-    text = (
-        TRAIN.format(**figures(loss=9.9, speed=1, epochs=1, seconds=1.0))
-        + "unrelated output\n"
-        + TRAIN.format(**figures(loss=0.032, speed=15667, seconds=43.6, device="cuda:0"))
-        + EVALUATION.format(**figures(train_bleu=0.1, train_exact=1))
-        + EVALUATION.format(**figures(held_bleu=0.437, held_exact=10))
+def test_a_record_shows_its_text_and_carries_its_fields(capsys):
+    with records.collect() as shown:
+        record = records.show_record("training", "loss per token 0.1", epochs=3, device="cpu")
+    assert capsys.readouterr().out == "loss per token 0.1\n"  # outside a kernel: printed
+    assert (
+        shown == [record] and record == {"epochs": 3, "device": "cpu"} and record.name == "training"
     )
-    found = comparison.parse_figures(text)
-    assert found.training == {
-        "loss": 0.032,
-        "speed": 15667.0,
-        "epochs": 250,
-        "seconds": 43.6,
-        "device": "cuda:0",
+    bundle = record._repr_mimebundle_()
+    assert bundle["text/plain"] == "loss per token 0.1"
+    assert bundle[records.MIME] == {"name": "training", "fields": {"epochs": 3, "device": "cpu"}}
+
+
+def test_notebook_records_reads_the_last_record_of_each_name_and_nothing_else(tmp_path):
+    path = write_notebook(tmp_path, "pytorch", BAHDANAU, evaluation=False, speed=1234)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].outputs.insert(
+        0, record_output("training", "older", epochs=1)
+    )  # replaced by the later one
+    nb.cells[1].outputs.append(
+        nbformat.v4.new_output("stream", name="stdout", text="loss per token 9.9\n")
+    )
+    nbformat.write(nb, path)
+    found = comparison.read_records(path)
+    assert found == {
+        "training": {"epochs": 250, "seconds": 83.0, "tokens_per_second": 1234, "loss_per_token": 0.168,
+                     "device": "cpu(0)"}
+    }  # fmt: skip
+    assert comparison.read_records(tmp_path / "nope.ipynb") is None
+    path.write_text('{"cells": [')  # damaged: a note, not a failed build
+    assert comparison.read_records(path).startswith("NotJSONError")
+
+
+def test_columns_format_records_and_show_a_dash_for_what_is_missing():
+    spec = comparison.parse_spec(SPEC.splitlines())
+    assert [label for _, label in spec.pages] == [label for label, _ in MODELS]
+    assert spec.devices == "training.device"
+    found = {
+        "training": {
+            "epochs": 250,
+            "seconds": 43.6,
+            "tokens_per_second": 15667.0,
+            "loss_per_token": 0.032,
+        },
+        "bleu_training": {"bleu": 0.701, "exact": 0.61},
+        "bleu_held_out": {"bleu": 0.437, "exact": 0.10},
     }
-    assert found.evaluation == {
-        "training": {"sentences": 595, "bleu": 0.701, "exact": 61.0},
-        "held-out": {"sentences": 120, "bleu": 0.437, "exact": 10.0},
-    }
-    assert found.missing_lines() == []
-    assert comparison.row_cells(found) == [
+    assert [c.cell(found) for c in spec.columns] == [
         "250",
         "43.6",
         "15,667",
@@ -86,31 +145,34 @@ def test_parse_figures_reads_the_last_training_line_and_both_evaluation_lines():
         "0.701 / 61%",
         "0.437 / 10%",
     ]
+    assert spec.columns[4].records == ["bleu_training"]
+    assert [c.cell({}) for c in spec.columns] == [comparison.MISSING] * 6
+    assert (
+        spec.columns[0].cell({"training": {}}) == comparison.MISSING
+    )  # a record without the field
 
 
-def test_parse_figures_of_text_without_the_lines_is_empty():
-    found = comparison.parse_figures("loss 0.1\nheld-out BLEU is good\n  training: many\n")
-    assert found.empty
-    assert len(found.missing_lines()) == 3
-    assert comparison.row_cells(found) == [comparison.MISSING] * 6
+def test_a_wrong_spec_names_its_line():
+    with pytest.raises(ValueError, match="line 2: write `column: <title> | ...`"):
+        comparison.parse_spec(["page: a.md | A", "column: Epochs"])
+    with pytest.raises(ValueError, match="line 1: expected"):
+        comparison.parse_spec(["rows: a.md"])
+    with pytest.raises(ValueError, match="at least one `page:` line and one `column:` line"):
+        comparison.parse_spec(["page: a.md | A"])
 
 
-def test_read_figures_reads_stdout_only_and_none_for_a_missing_notebook(tmp_path):
-    path = write_notebook(tmp_path, "pytorch", BAHDANAU, evaluation=False, speed=1234)
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[1].outputs[0]["text"] = TRAIN.format(**figures(speed=999))  # stderr: ignored
-    nbformat.write(nb, path)
-    found = comparison.read_figures(path)
-    assert found.training["speed"] == 1234
-    assert found.evaluation == {}
-    assert found.missing_lines() == [
-        "the BLEU line of the training pairs",
-        "the held-out BLEU line",
-    ]
-    assert comparison.read_figures(tmp_path / "nope.ipynb") is None
-    path.write_text('{"cells": [')  # damaged: a note, not a failed build
-    damaged = comparison.read_figures(path)
-    assert damaged.empty and damaged.error.startswith("NotJSONError")
+def test_the_transformer_page_asks_for_the_records_the_pages_display():
+    """The page's table reads records that train_seq2seq and both sections' evaluation cells show."""
+    source = "chapters/attention/transformer.md"
+    table = next(c.source for c in read_source(source).cells if "{record-table}" in c.source)
+    spec = comparison.parse_spec(table.split("```{record-table}")[1].split("```")[0].splitlines())
+    assert spec.pages == [("bahdanau-attention.md", MODELS[0][0]), ("transformer.md", MODELS[1][0])]
+    used = {name for column in spec.columns for name in column.records}
+    assert used == {"training", "bleu_training", "bleu_held_out"}
+    for page in ("chapters/attention/bahdanau-attention.md", source):
+        code = "\n".join(c.source for c in read_source(page).cells if c.cell_type == "code")
+        assert "d2l.show_record('bleu_' + name.replace('-', '_')" in code
+        assert "('training', seen), ('held-out', unseen)" in code
 
 
 # --- the directive in a Sphinx build ------------------------------------------------------
@@ -130,15 +192,20 @@ def build(src, out):
         app.build()
     finally:
         app.cleanup()  # docutils' global registries, for the next build in this process
-    return (out / "html" / "index.html").read_text(encoding="utf-8"), app.warning.getvalue()
+    return (out / "html" / "chapters" / "attention" / "index.html").read_text(
+        encoding="utf-8"
+    ), app.warning.getvalue()
 
 
 @pytest.fixture
 def site(tmp_path):
     src = tmp_path / "src"
-    src.mkdir()
+    (src / "chapters" / "attention").mkdir(parents=True)
     (src / "conf.py").write_text('extensions = ["booktools.sphinx_ext"]\n')
-    (src / "index.rst").write_text("Comparison\n==========\n\n.. seq2seq-comparison::\n")
+    (src / "index.rst").write_text("Book\n====\n\n.. toctree::\n\n   chapters/attention/index\n")
+    content = "".join(f"   {line}\n" for line in SPEC.splitlines())
+    page = src / "chapters" / "attention" / "index.rst"
+    page.write_text(f"Comparison\n==========\n\n.. record-table::\n\n{content}")
     return src, src / "notebooks", tmp_path / "out"
 
 
@@ -153,13 +220,12 @@ def rows(html):
 
 def test_full_build_gives_six_rows_of_figures_and_no_warning(site):
     src, notebooks, out = site
-    # The two sections are pages of this site too: the model names link to them
+    # The two sections are pages of this site too: the row labels link to them
     for docname in (BAHDANAU, TRANSFORMER):
         page = src / f"{docname}.rst"
-        page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(f"{docname}\n{'=' * len(docname)}\n")
     with (src / "index.rst").open("a") as index:
-        index.write(f"\n.. toctree::\n   :hidden:\n\n   {BAHDANAU}\n   {TRANSFORMER}\n")
+        index.write(f"   {BAHDANAU}\n   {TRANSFORMER}\n")
     for i, fw in enumerate(FRAMEWORKS):
         write_notebook(notebooks, fw, BAHDANAU, speed=8000 + i)
         write_notebook(notebooks, fw, TRANSFORMER, speed=20000 + i, epochs=200, loss=0.03)
@@ -175,9 +241,9 @@ def test_full_build_gives_six_rows_of_figures_and_no_warning(site):
     ]
     assert "MXNet on cpu(0)" in html
     table = html[html.index("<table") : html.index("</table>")]
-    assert table.count(f'href="{BAHDANAU}.html"') == 3
-    assert table.count(f'href="{TRANSFORMER}.html"') == 3
-    assert "did not print" not in html and "Not in this build" not in html
+    assert table.count('href="bahdanau-attention.html"') == 3
+    assert table.count('href="transformer.html"') == 3
+    assert "did not display" not in html and "Not in this build" not in html
 
 
 def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
@@ -200,12 +266,12 @@ def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
     ]
     assert pytorch[2:] == ["250", "83.0", "8,221", "0.168", "—", "—"]
     assert tensorflow[2:] == [
-        f"tensorflow/{TRANSFORMER}.ipynb printed neither the training line nor the BLEU lines."
+        f"tensorflow/{TRANSFORMER}.ipynb displayed none of the records training, bleu_training, bleu_held_out."
     ]
     assert 'colspan="6"' in html
     assert (
-        f"Transformer (section 7), PyTorch: pytorch/{TRANSFORMER}.ipynb did not print the BLEU "
-        "line of the training pairs or the held-out BLEU line." in html
+        f"Transformer (section 7), PyTorch: pytorch/{TRANSFORMER}.ipynb did not display the record(s) "
+        "bleu_training, bleu_held_out." in html
     )
 
 
@@ -214,12 +280,20 @@ def test_nothing_found_warns(site):
     write_notebook(notebooks, "mxnet", BAHDANAU, train=False, evaluation=False)
     write_notebook(notebooks, "pytorch", BAHDANAU).write_text("{")  # damaged
     html, warnings = build(src, out)
-    assert "seq2seq-comparison: no executed notebook" in warnings
+    assert "record-table: no executed notebook" in warnings
     assert "make notebooks" in warnings
     table = rows(html)
     assert len(table) == 6
     assert table[1][2].startswith(f"pytorch/{BAHDANAU}.ipynb could not be read (NotJSONError")
     assert all(r[2].startswith("Not in this build") for r in table[2:])
+
+
+def test_a_wrong_spec_warns(site):
+    src, _, out = site
+    page = src / "chapters" / "attention" / "index.rst"
+    page.write_text("Comparison\n==========\n\n.. record-table::\n\n   page: a.md | A\n")
+    _, warnings = build(src, out)
+    assert "record-table: a record-table needs at least one `page:` line" in warnings
 
 
 def test_page_is_rebuilt_when_a_notebook_changes_or_appears(site):
@@ -239,7 +313,7 @@ def test_page_is_rebuilt_when_a_notebook_changes_or_appears(site):
     assert "12,345" in html and "54,321" in html
     assert "Not in this build" not in html
     # Nothing changed: the page is not read again (its doctree keeps its time)
-    doctree = out / "doctrees" / "index.doctree"
+    doctree = out / "doctrees" / "chapters" / "attention" / "index.doctree"
     before = doctree.stat().st_mtime_ns
     build(src, out)
     assert doctree.stat().st_mtime_ns == before

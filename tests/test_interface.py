@@ -9,9 +9,10 @@ import types
 import pytest
 
 from d2lcore import FRAMEWORKS, MODULE_OF, interface
+from d2lcore.frameworks import REGISTRY
 
 # For a layer, the interface's `forward` is the method that calling the layer runs.
-FORWARD = {"mxnet": "forward", "pytorch": "forward", "tensorflow": "call"}
+FORWARD = {fw.name: fw.forward for fw in REGISTRY.values()}
 
 
 def public_names(module):
@@ -30,8 +31,9 @@ INTERFACE = {
     name
     for name, value in vars(interface).items()
     if not name.startswith("_")
-    and (inspect.isfunction(value) or inspect.isclass(value) or name == "plt")
+    and (inspect.isfunction(value) or inspect.isclass(value) or name == "plt" or name.isupper())
 }
+"""The interface's functions, classes and constants (UPPER_CASE names), and plt."""
 
 
 def without_training(signature):
@@ -77,6 +79,9 @@ def test_exactly_the_interface_names(framework):
 def test_same_signature(framework, name):
     module = importlib.import_module(MODULE_OF[framework])
     spec, impl = getattr(interface, name), getattr(module, name)
+    if name.isupper():  # a constant: the same value
+        assert impl == spec, name
+        return
     if inspect.isfunction(spec):
         assert inspect.isfunction(impl), f"{name} should be a function"
         assert inspect.signature(impl) == inspect.signature(spec)
@@ -98,6 +103,7 @@ def test_neutral_names_are_one_object():
     modules = [importlib.import_module(MODULE_OF[fw]) for fw in FRAMEWORKS]
     neutral = """show_heatmaps plot Animator Timer check_int check_shapes to_numpy plt read_data_nmt
     preprocess_nmt tokenize_nmt Vocab truncate_pad build_array_nmt download download_extract bleu
-    xavier_uniform_weights last_query"""
+    xavier_uniform_weights last_query check_heads valid_lens_spec check_lengths check_positions
+    LAYER_NORM_EPS show_record"""
     for name in neutral.split():
         assert len({id(getattr(m, name)) for m in modules}) == 1, name

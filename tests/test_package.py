@@ -18,7 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
+    """Built from a copy of what the sdist holds, so that the build leaves nothing in the repository."""
+    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist")
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy2(ROOT / name, src / name)
+    for folder in ("d2lcore", "data"):
+        ignore = shutil.ignore_patterns("__pycache__", "downloads")
+        shutil.copytree(ROOT / folder, src / folder, ignore=ignore)
     cmd = [
         sys.executable,
         "-m",
@@ -27,7 +33,7 @@ def wheel(tmp_path_factory):
         "--no-isolation",
         "--outdir",
         str(out),
-        str(ROOT),
+        str(src),
     ]
     subprocess.run(cmd, check=True, capture_output=True)
     (path,) = out.glob("*.whl")

@@ -1,15 +1,22 @@
-"""The code that pages show as part of d2lcore is the package's code (see booktools/saved.py)."""
+"""The code that pages show as part of d2lcore is the package's code (see booktools/saved.py), and pages run what
+they show."""
+
+import ast
 
 import pytest
 
+from booktools.cells import frameworks_of
 from booktools.paths import rel, sources
-from booktools.saved import mismatches, saved_cells
+from booktools.saved import d2l_uses_of_shown_names, mismatches, page_code, saved_cells
+from booktools.split import read_source
 
 CELLS = [(source, *cell) for source in sources() for cell in saved_cells(source)]
 
 
 def test_pages_show_package_code():
-    assert len(CELLS) >= 7, "expected the saved cells of sections 1 and 2"
+    assert len(CELLS) >= 60, "expected the saved cells of sections 1 to 7"
+    pages = {rel(c[0]).stem for c in CELLS}
+    assert {"bahdanau-attention", "transformer", "multihead-attention"} <= pages
 
 
 @pytest.mark.parametrize(
@@ -37,3 +44,91 @@ def test_comments_and_d2l_prefix_are_ignored(tmp_path):
     page = "# a comment\ndef f(x):  # another\n    return d2l.check_shapes(\n        x=(x, 'n')\n    )\n"
     assert mismatches(page, "pkg.py", root=tmp_path) == []
     assert mismatches(page.replace("'n'", "'m'"), "pkg.py", root=tmp_path) != []
+
+
+def test_a_missing_registration_is_caught():
+    """A definition's module-level statements are part of what the page must show: TensorFlow's GRU without the
+    ``register_converter`` call that names its weights fails the check (a reader training the shown class would
+    silently lose the shared initial weights)."""
+    source, cell_id, package_file, code = next(
+        c for c in CELLS if c[2] == "d2lcore/tensorflow/rnn.py" and "class GRU(" in c[3]
+    )
+    assert mismatches(code, package_file) == []
+    registration = "register_converter(GRU, _gru_export, _gru_load)"
+    assert registration in code
+    assert mismatches(code.replace(registration, ""), package_file) == [
+        f"the cell lacks the statement `{registration}` of {package_file}, needed by GRU, _gru_export, _gru_load"
+    ]
+    # the class alone, as the page showed it before: caught too
+    only_class = code[: code.index("\n\n\ndef _to_rzn")]
+    assert mismatches(only_class, package_file) != []
+
+
+def test_statements_are_compared_and_written(tmp_path):
+    (tmp_path / "pkg.py").write_text(
+        "import os\n\nX = 1\n\n\nclass A:\n    pass\n\n\ndef _helper(c):\n    return c\n\n\n"
+        "register(A, _helper)\nother(X)\n"
+    )
+    code = page_code("pkg.py", ["A"], root=tmp_path)
+    assert code == "class A:\n    pass\n\n\ndef _helper(c):\n    return c\n\n\nregister(A, _helper)"
+    assert mismatches(code, "pkg.py", root=tmp_path) == []
+    assert mismatches(
+        code.replace("register(A, _helper)", "register(A, _other)"), "pkg.py", root=tmp_path
+    )
+
+
+def test_pages_import_no_private_name():
+    """A page imports public names only: what it calls of d2lcore is in the interface (``d2l.name``) or a public
+    name of a d2lcore module."""
+    found = []
+    for source in sources():
+        for cell in read_source(source).cells:
+            if cell.cell_type != "code":
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("d2lcore"):
+                    found += [
+                        f"{rel(source).stem}: {a.name}"
+                        for a in node.names
+                        if a.name.startswith("_")
+                    ]
+                    if node.module in ("d2lcore.transformer",):
+                        found += [f"{rel(source).stem}: {node.module}"]
+    assert found == []
+
+
+@pytest.mark.parametrize("source", sources(), ids=lambda s: rel(s).stem)
+def test_pages_run_what_they_show(source):
+    """Once a page has shown a definition, that framework's notebook calls the shown one, not ``d2l.``'s."""
+    assert d2l_uses_of_shown_names(source) == []
+
+
+def test_shown_use_check_is_not_vacuous(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n"
+        "```{code-cell} ipython3\n:tags: [pytorch]\n\n# Saved in d2lcore: d2lcore/torch/multihead.py\n"
+        "def transpose_qkv(X, num_heads):\n    pass\n```\n\n"
+        "```{code-cell} ipython3\n\nY = d2l.transpose_qkv(X, 2)\n```\n\n"
+        "```{code-cell} ipython3\n:tags: [pytorch]\n\nY = d2l.transpose_qkv(X, 2)\n```\n"
+    )
+    cells = [c for c in read_source(page).cells if c.cell_type == "code"]
+    assert frameworks_of(cells[2]) == ["pytorch"]
+    # the shared cell also runs in MXNet and TensorFlow, which have not defined it: only the PyTorch cell counts
+    assert d2l_uses_of_shown_names(page) == [(cells[2].id, "transpose_qkv")]
+
+
+@pytest.mark.parametrize("block", ["TransformerEncoderBlock", "TransformerDecoderBlock"])
+def test_mxnet_transformer_blocks_read_like_pytorch(block):
+    """Taught code reads line for line: each Transformer block's MXNet tab is at most 1.3 times as long as
+    PyTorch's (MXNet's graph machinery lives in MultiHeadAttention, not in the blocks)."""
+    lengths = {}
+    for cell in read_source(sources("transformer")[0]).cells:
+        if cell.cell_type == "code" and f"\nclass {block}(" in "\n" + cell.source:
+            lengths[frameworks_of(cell)[0]] = len(cell.source.splitlines())
+    assert set(lengths) == {"mxnet", "pytorch", "tensorflow"}
+    assert lengths["mxnet"] <= 1.3 * lengths["pytorch"], lengths

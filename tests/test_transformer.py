@@ -68,26 +68,26 @@ def new_model(framework, dropout, use_bias=False):
     return net
 
 
-def call(framework, net, *args, training=False):
-    """net(*args) in evaluation mode (dropout off), or in training mode."""
+def call(framework, net, *args, training=False, **kwargs):
+    """net(*args, **kwargs) in evaluation mode (dropout off), or in training mode."""
     if framework == "pytorch":
         import torch
 
         net.train(training)
         with torch.no_grad():
-            return net(*args)
+            return net(*args, **kwargs)
     if framework == "mxnet":
         if not training:
-            return net(*args)  # outside autograd.record(): evaluation mode
+            return net(*args, **kwargs)  # outside autograd.record(): evaluation mode
         from mxnet import autograd
 
         with autograd.record():
-            return net(*args)
-    return net(*args, training=training)
+            return net(*args, **kwargs)
+    return net(*args, training=training, **kwargs)
 
 
-def evaluate(framework, net, *args):
-    return call(framework, net, *args, training=False)
+def evaluate(framework, net, *args, **kwargs):
+    return call(framework, net, *args, training=False, **kwargs)
 
 
 def flat(*results):
@@ -751,3 +751,23 @@ def test_greedy_translation_decodes_step_by_step(d2l, framework):
     predicted = logits[0].argmax(-1).tolist()
     expected = tokens + [tgt_vocab["<eos>"]] if n > len(tokens) else tokens
     assert predicted == expected
+
+
+def test_blocks_take_keyword_arguments(d2l, framework):
+    """Every framework's blocks take their optional arguments by name (MXNet's Gluon blocks take positional ones
+    only, so d2lcore's MXNet blocks bind keywords themselves): the same results as positional calls."""
+    encoder_blk = new(framework, "TransformerEncoderBlock", H, FFN, HEADS, 0.5)
+    decoder_blk = new(framework, "TransformerDecoderBlock", H, FFN, HEADS, 0.5)
+    X, enc = floats(framework, X_IN), floats(framework, ENC)
+    lens = indices(framework, ENC_LENS)
+    by_name = flat(evaluate(framework, encoder_blk, X, valid_lens=lens))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(by_name, flat(evaluate(framework, encoder_blk, X, lens)))
+    )
+    out, cache = evaluate(framework, decoder_blk, X, enc, lens)
+    by_name = flat(evaluate(framework, decoder_blk, X, enc, enc_valid_lens=lens, cache=cache))
+    positional = flat(evaluate(framework, decoder_blk, X, enc, lens, cache))
+    assert len(by_name) == 2 and all(
+        np.array_equal(a, b) for a, b in zip(by_name, positional, strict=True)
+    )

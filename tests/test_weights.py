@@ -269,7 +269,8 @@ def scaled_layer(framework):
 def test_registered_converter(d2l, framework, monkeypatch):
     weights_module = importlib.import_module(f"{MODULE_OF[framework]}.weights")
     # register in a copy of the registry, so that the test leaves the real one as it was
-    monkeypatch.setattr(weights_module, "_CONVERTERS", dict(weights_module._CONVERTERS))
+    registry = weights_module.WEIGHTS
+    monkeypatch.setattr(registry, "converters", dict(registry.converters))
     Scaled, export_fn, load_fn = scaled_layer(framework)
     weights_module.register_converter(Scaled, export_fn, load_fn)
 

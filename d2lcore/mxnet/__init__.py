@@ -4,6 +4,10 @@ Importing this module switches MXNet to its NumPy interface (``npx.set_np()``) a
 NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses.
 """
 
+# The shim comes before anything imports MXNet, hence imports below other code:
+# The imports below are re-exports, listed in __all__ by interface_names():
+# ruff: noqa: E402, F401
+
 import numpy as _np
 
 if int(_np.__version__.split(".")[0]) >= 2:
@@ -15,33 +19,33 @@ if int(_np.__version__.split(".")[0]) >= 2:
 if "bool" not in vars(_np):
     _np.bool = bool  # MXNet 1.9.1 refers to numpy.bool, which NumPy 1.24 removed.
 
-from mxnet import npx as _npx  # noqa: E402
+from mxnet import npx as _npx
 
 _npx.set_np()
 
-from d2lcore.common import *  # noqa: E402, F403
-from d2lcore.common import __all__ as _common  # noqa: E402
+from d2lcore.common import *  # noqa: F403
+from d2lcore.common import interface_names as _interface_names
 
-from .attention import AdditiveAttention, DotProductAttention, masked_softmax  # noqa: E402
-from .data import load_array, load_data_nmt  # noqa: E402
-from .encoder_decoder import (  # noqa: E402
+from .attention import AdditiveAttention, DotProductAttention, masked_softmax
+from .data import load_array, load_data_nmt
+from .encoder_decoder import (
     AttentionDecoder,
     Decoder,
     Encoder,
     EncoderDecoder,
 )
-from .kernel_regression import NWKernelRegression, train_nw  # noqa: E402
-from .multihead import MultiHeadAttention, transpose_output, transpose_qkv  # noqa: E402
-from .positional import PositionalEncoding  # noqa: E402
-from .runtime import cpu, num_gpus, set_seed, try_gpu  # noqa: E402
-from .seq2seq import (  # noqa: E402
+from .kernel_regression import NWKernelRegression, train_nw
+from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
+from .positional import PositionalEncoding
+from .runtime import cpu, num_gpus, set_seed, try_gpu
+from .seq2seq import (
     MaskedSoftmaxCELoss,
     Seq2SeqAttentionDecoder,
     Seq2SeqEncoder,
     sequence_mask,
 )
-from .training import predict_seq2seq, train_seq2seq  # noqa: E402
-from .transformer import (  # noqa: E402
+from .training import predict_seq2seq, train_seq2seq
+from .transformer import (
     AddNorm,
     PositionWiseFFN,
     TransformerDecoder,
@@ -49,41 +53,7 @@ from .transformer import (  # noqa: E402
     TransformerEncoder,
     TransformerEncoderBlock,
 )
-from .weights import export_weights, load_weights  # noqa: E402
+from .weights import export_weights, load_weights
 
-__all__ = [
-    *_common,
-    "AdditiveAttention",
-    "DotProductAttention",
-    "masked_softmax",
-    "NWKernelRegression",
-    "load_array",
-    "load_data_nmt",
-    "AttentionDecoder",
-    "Decoder",
-    "Encoder",
-    "EncoderDecoder",
-    "MaskedSoftmaxCELoss",
-    "Seq2SeqAttentionDecoder",
-    "Seq2SeqEncoder",
-    "sequence_mask",
-    "predict_seq2seq",
-    "train_seq2seq",
-    "cpu",
-    "num_gpus",
-    "set_seed",
-    "train_nw",
-    "try_gpu",
-    "MultiHeadAttention",
-    "PositionalEncoding",
-    "transpose_output",
-    "transpose_qkv",
-    "export_weights",
-    "load_weights",
-    "PositionWiseFFN",
-    "AddNorm",
-    "TransformerEncoderBlock",
-    "TransformerEncoder",
-    "TransformerDecoderBlock",
-    "TransformerDecoder",
-]
+# Exactly the names of d2lcore.interface (tests/test_interface.py checks that this module defines them all)
+__all__ = _interface_names()

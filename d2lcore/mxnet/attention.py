@@ -7,25 +7,7 @@ import numpy as onp
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_shapes
-
-
-def _check_valid_lens(X, valid_lens):
-    """valid_lens as a (batch, queries or 1) array of whole, non-negative lengths."""
-    if valid_lens.ndim == 1:
-        check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch"))
-        lens = valid_lens.reshape(-1, 1)
-    else:
-        check_shapes(
-            X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch queries")
-        )
-        lens = valid_lens
-    values = valid_lens.asnumpy()
-    if (values != onp.round(values)).any():
-        raise ValueError(f"valid_lens must hold whole numbers; got {values.tolist()}")
-    if (values < 0).any():
-        raise ValueError(f"valid_lens must be >= 0; got {values.tolist()}")
-    return lens
+from d2lcore.checks import check_lengths, check_shapes, valid_lens_spec
 
 
 def masked_softmax(X, valid_lens):
@@ -38,12 +20,10 @@ def masked_softmax(X, valid_lens):
         return npx.softmax(X, axis=-1)
     if not isinstance(valid_lens, np.ndarray):
         valid_lens = np.array(valid_lens, ctx=X.ctx)
-    if valid_lens.ndim not in (1, 2):
-        raise ValueError(
-            "valid_lens must have shape (batch,) or (batch, queries); "
-            f"got shape {valid_lens.shape}"
-        )
-    lens = _check_valid_lens(X, valid_lens)
+    spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
+    check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
+    check_lengths("valid_lens", valid_lens.asnumpy())
+    lens = valid_lens.reshape(X.shape[0], -1)  # (batch, queries or 1)
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = np.arange(X.shape[-1], ctx=X.ctx)
     mask = keys < np.expand_dims(lens.astype(X.dtype), -1)  # (batch, queries or 1, keys)

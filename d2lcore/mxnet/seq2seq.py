@@ -4,7 +4,7 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import check_lengths, check_shapes
 
 from .attention import AdditiveAttention
 from .encoder_decoder import AttentionDecoder, Encoder
@@ -54,6 +54,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
                 enc_outputs=(outputs, "batch steps h"),
                 enc_valid_lens=(enc_valid_lens, "batch"),
             )
+            check_lengths("enc_valid_lens", enc_valid_lens.asnumpy())
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):

@@ -8,6 +8,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
+from d2lcore.records import show_record
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
@@ -24,7 +25,7 @@ def _initialize(net, device):
     load_weights(net, xavier_uniform_weights(export_weights(net)))
 
 
-class _ClippedAdam:
+class ClippedAdam:
     """Adam (Kingma & Ba, 2015) on the weights of ``net``, each step after scaling the
     gradient so that its global norm is at most ``max_norm``: the update of
     gluon.utils.clip_global_norm followed by gluon.Trainer's "adam" (the same defaults,
@@ -88,11 +89,12 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. Draws the loss every 10 epochs, prints the final loss and the speed, and
-    returns the loss per token of every epoch."""
+    clipped to 1. Draws the loss every 10 epochs, shows the final loss and the speed
+    (the record "training", see d2lcore.records), and returns the loss per token of
+    every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
     _initialize(net, device)
-    optimizer = _ClippedAdam(net, lr, max_norm=1)
+    optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]
@@ -122,9 +124,15 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
             animator.add(epoch + 1, losses[-1])
     seconds = timer.stop()
-    print(
+    show_record(
+        "training",
         f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {device}"
+        f"{num_epochs} epochs ({seconds:.1f} s) on {device}",
+        epochs=num_epochs,
+        seconds=seconds,
+        tokens_per_second=total_tokens / seconds,
+        loss_per_token=losses[-1],
+        device=str(device),
     )
     return losses
 

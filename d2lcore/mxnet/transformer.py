@@ -6,72 +6,25 @@ The encoder and decoder blocks are HybridBlocks, hybridized when they are built:
 call runs as one cached graph (Gluon's CachedOp) instead of some hundred operations
 launched one by one from Python, which is most of the time MXNet spends on models this
 small. Their forward checks the inputs and builds what depends on Python values (the
-cache, the lengths), then runs the graph, written in hybrid_forward."""
+cache, the lengths), then runs the graph, written in hybrid_forward with the layers that
+the other frameworks use (MultiHeadAttention is a HybridBlock too)."""
 
 import math
 
 from mxnet import np
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import (
+    check_heads,
+    check_int,
+    check_shapes,
+)
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
-from .attention import _check_valid_lens
 from .encoder_decoder import AttentionDecoder, Encoder
-from .multihead import MultiHeadAttention, _check_heads
+from .layers import HybridBlock
+from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
-
-
-class _HybridAttention(MultiHeadAttention, nn.HybridBlock):
-    """A MultiHeadAttention that a HybridBlock may hold (Gluon wants a HybridBlock's
-    sublayers to be HybridBlocks): the same layer, weights and forward, which stays
-    imperative. The blocks below compute it in their graphs with _attend."""
-
-    def register_child(self, block, name=None):
-        # Its DotProductAttention is a plain Block, which HybridBlock would refuse. The
-        # graphs use only that block's dropout, a HybridBlock.
-        nn.Block.register_child(self, block, name)
-
-
-def _attend(F, mha, num_hiddens, queries, keys, values, lens=None):
-    """What ``mha`` (a MultiHeadAttention of num_hiddens features) computes, written for a
-    HybridBlock's graph (``F`` is mxnet.symbol, or mxnet.ndarray when not hybridized),
-    where shapes are unknown. Nothing is checked: the caller knows its lengths are valid.
-
-    queries (batch, n_q, d_q), keys (batch, n_k, d_k), values (batch, n_k, d_v); lens
-    (batch,) or (batch, n_q): the valid lengths, as mha(queries, keys, values, lens)
-    takes them, or None for the causal mask: query i (at position past + i, where
-    past = n_k - n_q) sees the keys at positions 0, ..., past + i. Returns (output
-    (batch, n_q, num_hiddens), weights (batch * num_heads, n_q, n_k): the attention
-    weights, before dropout)."""
-    heads = mha.num_heads
-
-    def split(X):  # as transpose_qkv: (batch, n, num_hiddens) -> (batch * heads, n, d)
-        X = F.npx.reshape(X, (-2, -2, heads, -1))  # (batch, n, heads, d)
-        return F.npx.reshape(F.np.transpose(X, (0, 2, 1, 3)), (-5, -2, -2))
-
-    queries_h = split(mha.W_q(queries))
-    keys_h, values_h = split(mha.W_k(keys)), split(mha.W_v(values))
-    d = num_hiddens // heads
-    scores = F.npx.batch_dot(queries_h, keys_h, transpose_b=True) / math.sqrt(d)
-    # The number of keys each query sees, (batch * heads, n_q), for MXNet's softmax with
-    # lengths: the same weights as masked_softmax, in one operation (0 beyond a query's
-    # length, a row of 0 for length 0; a length must not exceed n_k). Built from ranges
-    # over the axes (arange_like), without a pass over anything as large as the scores.
-    num_keys = F.np.max(F.npx.arange_like(keys, axis=1)) + 1  # n_k
-    positions = F.npx.arange_like(queries, axis=1)  # 0, ..., n_q - 1
-    if lens is None:  # n_k - (n_q - 1 - i) = past + i + 1 for query i, in every row
-        rows = F.npx.arange_like(queries_h, axis=0)  # one per example and head
-        lens = F.np.expand_dims(rows * 0, -1) + (num_keys - F.np.flip(positions, 0))
-    else:  # each example's lengths for its heads, as MultiHeadAttention; at most n_k
-        lens = F.npx.reshape(lens.astype("float32"), (-2, -1))  # (batch, 1 or n_q)
-        lens = F.np.minimum(F.np.repeat(lens, heads, axis=0), num_keys) + positions * 0
-    weights = F.npx.softmax(scores, lens.astype("int32"), axis=-1, use_length=True)
-    output = F.npx.batch_dot(mha.attention.dropout(weights), values_h)  # (b * h, n_q, d)
-    # As transpose_output: (batch * heads, n_q, d) -> (batch, n_q, heads * d)
-    output = F.npx.reshape(output, (-6, -1, heads, -2, -2))  # (batch, heads, n_q, d)
-    output = F.npx.reshape(F.np.transpose(output, (0, 2, 1, 3)), (-2, -2, -5))
-    return mha.W_o(output), weights
 
 
 class PositionWiseFFN(nn.HybridBlock):
@@ -119,55 +72,28 @@ class AddNorm(nn.HybridBlock):
         return self.ln(self.dropout(Y) + X)
 
 
-def _key_lens(valid_lens, queries, num_keys):
-    """Checked valid lengths for the graph of a block: valid_lens None, (batch,) or
-    (batch, n_q), for queries (batch, n_q, d), as an array; None becomes num_keys for
-    every example (every key)."""
-    if valid_lens is None:
-        return np.full((queries.shape[0],), num_keys, ctx=queries.ctx)
-    if not isinstance(valid_lens, np.ndarray):
-        valid_lens = np.array(valid_lens, ctx=queries.ctx)
-    if valid_lens.ndim not in (1, 2):
-        raise ValueError(
-            "valid_lens must have shape (batch,) or (batch, queries); "
-            f"got shape {valid_lens.shape}"
-        )
-    spec = ("batch", "batch n_q")[valid_lens.ndim - 1]
-    check_shapes(queries=(queries, "batch n_q d"), valid_lens=(valid_lens, spec))
-    _check_valid_lens(queries, valid_lens)  # whole numbers, >= 0
-    return valid_lens
-
-
-class TransformerEncoderBlock(nn.HybridBlock):
+class TransformerEncoderBlock(HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
     (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens. Hybridized when built (see the module's docstring)."""
+    num_hiddens. Hybridized when built: forward checks, hybrid_forward is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        self.attention = _HybridAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
-        self.hybridize(static_alloc=True)
-
-    def __call__(self, X, valid_lens=None):
-        # Gluon's Block.__call__ takes positional arguments only: allow valid_lens=...
-        return super().__call__(X, valid_lens)
 
     def forward(self, X, valid_lens=None):
         check_width("X", X.shape, self.num_hiddens)
-        lens = _key_lens(valid_lens, X, X.shape[1])
-        Y, weights = super().forward(X, lens)
-        self.attention.attention.attention_weights = weights  # (batch * heads, q, k)
-        return Y
+        lens = self.attention.lengths(X, X, valid_lens)
+        return self.attention.keep_weights(*super().forward(X, lens))
 
     def hybrid_forward(self, F, X, lens):
-        # X: (batch, steps, num_hiddens), lens: (batch,) or (batch, steps)
-        attended, weights = _attend(F, self.attention, self.num_hiddens, X, X, X, lens)
+        attended, weights = self.attention(X, X, X, lens)
         Y = self.addnorm1(X, attended)
         return self.addnorm2(Y, self.ffn(Y)), weights
 
@@ -194,7 +120,7 @@ class TransformerEncoder(Encoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
@@ -225,7 +151,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else np.stack(weights, axis=1)
 
 
-class TransformerDecoderBlock(nn.HybridBlock):
+class TransformerDecoderBlock(HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -237,56 +163,46 @@ class TransformerDecoderBlock(nn.HybridBlock):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once. Hybridized when built (see the module's
-    docstring)."""
+    outputs as decoding it at once. Hybridized when built: forward checks, hybrid_forward
+    is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        self.self_attention = _HybridAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.self_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
         self.addnorm1 = AddNorm(dropout)
-        self.cross_attention = _HybridAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.cross_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
         self.addnorm2 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm3 = AddNorm(dropout)
-        self.hybridize(static_alloc=True)
-
-    def __call__(self, X, enc_outputs, enc_valid_lens=None, cache=None):
-        # Gluon's Block.__call__ takes positional arguments only: allow cache=...
-        return super().__call__(X, enc_outputs, enc_valid_lens, cache)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
-        batch = check_width("X", X.shape, self.num_hiddens)[0]
-        src_steps = check_width(
-            "enc_outputs", enc_outputs.shape, self.num_hiddens, batch
-        )[1]
+        batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
+        check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
         if cache is None:
             key_values = X
         else:
             check_width("cache", cache.shape, self.num_hiddens, batch)
             key_values = np.concatenate((cache, X), axis=1)
-        enc_lens = _key_lens(enc_valid_lens, X, src_steps)
-        Y, self_weights, cross_weights = super().forward(
-            X, key_values, enc_outputs, enc_lens
+        past = key_values.shape[1] - steps
+        # Causal mask: query i (position past + i) sees the first past + i + 1 keys
+        lens = np.arange(past + 1, past + steps + 1, ctx=X.ctx)
+        dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
+        enc_lens = self.cross_attention.lengths(X, enc_outputs, enc_valid_lens)
+        Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
+            super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_lens)
         )
-        self.self_attention.attention.attention_weights = self_weights
-        self.cross_attention.attention.attention_weights = cross_weights
         return Y, key_values
 
-    def hybrid_forward(self, F, X, key_values, enc_outputs, enc_lens):
-        # No lengths: the causal mask, query i (position past + i) sees past + i + 1 keys
-        attended, self_weights = _attend(
-            F, self.self_attention, self.num_hiddens, X, key_values, key_values
-        )
+    def hybrid_forward(self, F, X, key_values, enc_outputs, dec_lens, enc_lens):
+        attended, self_weights = self.self_attention(X, key_values, key_values, dec_lens)
         Y = self.addnorm1(X, attended)
-        attended, cross_weights = _attend(
-            F,
-            self.cross_attention,
-            self.num_hiddens,
-            Y,
-            enc_outputs,
-            enc_outputs,
-            enc_lens,
+        attended, cross_weights = self.cross_attention(
+            Y, enc_outputs, enc_outputs, enc_lens
         )
         Z = self.addnorm2(Y, attended)
         return self.addnorm3(Z, self.ffn(Z)), self_weights, cross_weights
@@ -318,7 +234,7 @@ class TransformerDecoder(AttentionDecoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)

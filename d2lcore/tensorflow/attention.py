@@ -6,31 +6,7 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_shapes
-
-
-def _check_valid_lens(X, valid_lens):
-    """valid_lens as a (batch, queries or 1) tensor of whole, non-negative lengths."""
-    if valid_lens.shape.rank == 1:
-        check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch"))
-        lens = tf.reshape(valid_lens, (-1, 1))
-    else:
-        check_shapes(
-            X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch queries")
-        )
-        lens = valid_lens
-    whole = "valid_lens must hold whole numbers"
-    if tf.executing_eagerly():
-        values = valid_lens.numpy()
-        if (values != values.round()).any():
-            raise ValueError(f"{whole}; got {values.tolist()}")
-        if (values < 0).any():
-            raise ValueError(f"valid_lens must be >= 0; got {values.tolist()}")
-    else:  # inside tf.function: checks that run with the graph
-        if lens.dtype.is_floating:
-            tf.debugging.assert_equal(lens, tf.round(lens), message=whole)
-        tf.debugging.assert_non_negative(lens, message="valid_lens must be >= 0")
-    return lens
+from d2lcore.checks import check_lengths, check_shapes, valid_lens_spec
 
 
 def masked_softmax(X, valid_lens):
@@ -42,12 +18,16 @@ def masked_softmax(X, valid_lens):
         check_shapes(X=(X, "batch queries keys"))
         return tf.nn.softmax(X, axis=-1)
     valid_lens = tf.convert_to_tensor(valid_lens)
-    if valid_lens.shape.rank not in (1, 2):
-        raise ValueError(
-            "valid_lens must have shape (batch,) or (batch, queries); "
-            f"got shape {tuple(valid_lens.shape)}"
-        )
-    lens = _check_valid_lens(X, valid_lens)
+    spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
+    check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
+    if tf.executing_eagerly():
+        check_lengths("valid_lens", valid_lens.numpy())
+    else:  # inside tf.function: the same checks, run with the graph
+        if valid_lens.dtype.is_floating:
+            whole = "valid_lens must hold whole numbers"
+            tf.debugging.assert_equal(valid_lens, tf.round(valid_lens), message=whole)
+        tf.debugging.assert_non_negative(valid_lens, message="valid_lens must be >= 0")
+    lens = tf.reshape(valid_lens, (-1, 1)) if spec == "batch" else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = tf.range(tf.shape(X)[-1], dtype=X.dtype)
     mask = keys < tf.cast(lens, X.dtype)[..., None]  # (batch, queries or 1, keys)

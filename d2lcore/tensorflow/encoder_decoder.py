@@ -1,38 +1,26 @@
 """The encoder–decoder architecture in TensorFlow (section 4): base classes and their
 composition, as Keras 3 layers."""
 
-import keras
+from .layers import Layer, Model
 
 
-class Encoder(keras.layers.Layer):
+class Encoder(Layer):
     """Base class of encoders: ``call(X, *args)`` maps a source batch to encoder
     outputs."""
 
     def __init__(self):
         super().__init__()
 
-    def build(self, input_shape):
-        # Sublayers create their weights on their first call. Without a build method,
-        # Keras would try to trace call() on symbolic inputs to build the layer (and
-        # warn).
-        pass
-
     def call(self, X, *args, training=None):
         raise NotImplementedError
 
 
-class Decoder(keras.layers.Layer):
+class Decoder(Layer):
     """Base class of decoders: ``init_state`` turns the encoder's outputs into a decoder
     state; ``call(X, state)`` returns (outputs, new state)."""
 
     def __init__(self):
         super().__init__()
-
-    def build(self, input_shape):
-        # Sublayers create their weights on their first call. Without a build method,
-        # Keras would try to trace call() on symbolic inputs to build the layer (and
-        # warn).
-        pass
 
     def init_state(self, enc_outputs, *args):
         raise NotImplementedError
@@ -50,19 +38,13 @@ class AttentionDecoder(Decoder):
         raise NotImplementedError
 
 
-class EncoderDecoder(keras.Model):
+class EncoderDecoder(Model):
     """An encoder and a decoder trained together: the encoder reads enc_X, its outputs
     give the decoder's first state, and the decoder reads dec_X."""
 
     def __init__(self, encoder, decoder):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
-
-    def build(self, input_shape):
-        # Sublayers create their weights on their first call. Without a build method,
-        # Keras would try to trace call() on symbolic inputs to build the layer (and
-        # warn).
-        pass
 
     def call(self, enc_X, dec_X, *args, training=None):
         """enc_X (batch, src_steps), dec_X (batch, steps); ``args`` (e.g. the source valid

@@ -5,23 +5,10 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import check_heads, check_int, check_shapes, valid_lens_spec
 
 from .attention import DotProductAttention
-
-
-def _check_heads(num_hiddens, num_heads):
-    check_int("num_heads", num_heads, minimum=1)
-    if num_hiddens is not None and num_hiddens % num_heads:
-        raise ValueError(
-            f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
-            "each head gets num_hiddens / num_heads features"
-        )
-
-
-def _size(X, axis):
-    """X's size along axis: a number when known, a scalar tensor inside tf.function."""
-    return X.shape[axis] if X.shape[axis] is not None else tf.shape(X)[axis]
+from .layers import Layer, size
 
 
 def transpose_qkv(X, num_heads):
@@ -30,12 +17,12 @@ def transpose_qkv(X, num_heads):
     Head i of example b (features i * d ... i * d + d - 1 of X[b], d = num_hiddens /
     num_heads) becomes row b * num_heads + i: an example's heads are consecutive."""
     dims = check_shapes(X=(X, "batch n num_hiddens"))
-    _check_heads(dims.get("num_hiddens"), num_heads)
+    check_heads(dims.get("num_hiddens"), num_heads)
     # d given when known, so that the shape stays known inside tf.function
     d = -1 if X.shape[2] is None else X.shape[2] // num_heads
-    X = tf.reshape(X, (_size(X, 0), _size(X, 1), num_heads, d))  # (batch, n, heads, d)
+    X = tf.reshape(X, (size(X, 0), size(X, 1), num_heads, d))  # (batch, n, heads, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, heads, n, d)
-    return tf.reshape(X, (-1, _size(X, 2), _size(X, 3)))  # (batch * heads, n, d)
+    return tf.reshape(X, (-1, size(X, 2), size(X, 3)))  # (batch * heads, n, d)
 
 
 def transpose_output(X, num_heads):
@@ -47,21 +34,20 @@ def transpose_output(X, num_heads):
             f"X's first dimension ({dims['batch_heads']}) must be a multiple of "
             f"num_heads ({num_heads}): it holds batch * num_heads rows"
         )
-    X = tf.reshape(X, (-1, num_heads, _size(X, 1), _size(X, 2)))  # (batch, heads, n, d)
+    X = tf.reshape(X, (-1, num_heads, size(X, 1), size(X, 2)))  # (batch, heads, n, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, n, heads, d)
-    return tf.reshape(X, (-1, _size(X, 1), num_heads * _size(X, 3)))  # (batch, n, h * d)
+    return tf.reshape(X, (-1, size(X, 1), num_heads * size(X, 3)))  # (batch, n, h * d)
 
 
-class MultiHeadAttention(keras.layers.Layer):
+class MultiHeadAttention(Layer):
     """Multi-head scaled dot-product attention. W_q, W_k, W_v project queries, keys and
     values to num_hiddens features (num_heads heads of num_hiddens / num_heads each); W_o
     mixes the concatenated heads. Input sizes are inferred on the first call."""
 
     def __init__(self, num_hiddens, num_heads, dropout, bias=False):
         super().__init__()
-        self._allow_non_tensor_positional_args = True  # valid_lens may be a list
         check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=bias)
@@ -78,13 +64,7 @@ class MultiHeadAttention(keras.layers.Layer):
         )
         if valid_lens is not None:
             valid_lens = tf.convert_to_tensor(valid_lens)
-            rank = valid_lens.shape.rank
-            if rank not in (1, 2):
-                raise ValueError(
-                    "valid_lens must have shape (batch,) or (batch, queries); "
-                    f"got shape {tuple(valid_lens.shape)}"
-                )
-            shapes["valid_lens"] = (valid_lens, ("batch", "batch n_q")[rank - 1])
+            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
         check_shapes(**shapes)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
@@ -104,5 +84,5 @@ class MultiHeadAttention(keras.layers.Layer):
         if weights is None:
             return None
         return tf.reshape(
-            weights, (-1, self.num_heads, _size(weights, 1), _size(weights, 2))
+            weights, (-1, self.num_heads, size(weights, 1), size(weights, 2))
         )

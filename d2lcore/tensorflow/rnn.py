@@ -2,13 +2,14 @@
 batch, num_hiddens) state, as in every framework of d2lcore (section 4)."""
 
 import keras
-import numpy as np
+import numpy
 import tensorflow as tf
 
+from .layers import Layer
 from .weights import register_converter
 
 
-class GRU(keras.layers.Layer):
+class GRU(Layer):
     """``num_layers`` GRU layers (Cho et al., 2014) with dropout between layers (in
     training).
 
@@ -26,11 +27,6 @@ class GRU(keras.layers.Layer):
             for _ in range(num_layers)
         ]
         self.dropout = keras.layers.Dropout(dropout)
-
-    def build(self, input_shape):
-        # The GRU layers create their weights on their first call. Without this method,
-        # Keras would trace call() on symbolic inputs to build the layer (and warn).
-        pass
 
     def call(self, X, state=None, training=None):
         if state is None:
@@ -54,14 +50,14 @@ class GRU(keras.layers.Layer):
 # with the gates in the order (r, z, n), weight_hh (3h, h), bias_ih (3h,), bias_hh (3h,).
 def _to_rzn(kernel_zrn):
     """Columns (z, r, n) of a Keras kernel -> rows (r, z, n) of a canonical weight."""
-    z, r, n = np.split(kernel_zrn, 3, axis=-1)
-    return np.concatenate((r, z, n), axis=-1).T
+    z, r, n = numpy.split(kernel_zrn, 3, axis=-1)
+    return numpy.concatenate((r, z, n), axis=-1).T
 
 
 def _to_zrn(weight_rzn):
     """Rows (r, z, n) of a canonical weight -> columns (z, r, n) of a Keras kernel."""
-    r, z, n = np.split(weight_rzn, 3, axis=0)
-    return np.concatenate((z, r, n), axis=0).T
+    r, z, n = numpy.split(weight_rzn, 3, axis=0)
+    return numpy.concatenate((z, r, n), axis=0).T
 
 
 def _gru_export(gru):
@@ -82,7 +78,7 @@ def _gru_load(gru, arrays):
         cell.kernel.assign(_to_zrn(arrays[f"weight_ih_l{k}"]))
         cell.recurrent_kernel.assign(_to_zrn(arrays[f"weight_hh_l{k}"]))
         bias_ih, bias_hh = arrays[f"bias_ih_l{k}"], arrays[f"bias_hh_l{k}"]
-        cell.bias.assign(np.stack((_to_zrn(bias_ih), _to_zrn(bias_hh))))
+        cell.bias.assign(numpy.stack((_to_zrn(bias_ih), _to_zrn(bias_hh))))
 
 
 register_converter(GRU, _gru_export, _gru_load)

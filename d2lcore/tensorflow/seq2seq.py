@@ -4,7 +4,7 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import check_lengths, check_shapes
 
 from .attention import AdditiveAttention
 from .encoder_decoder import AttentionDecoder, Encoder
@@ -63,6 +63,8 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
                 enc_outputs=(outputs, "batch steps h"),
                 enc_valid_lens=(enc_valid_lens, "batch"),
             )
+            if tf.executing_eagerly():  # inside tf.function the mask is built unchecked
+                check_lengths("enc_valid_lens", enc_valid_lens.numpy())
         return outputs, hidden, enc_valid_lens
 
     def call(self, X, state, training=None):

@@ -9,9 +9,11 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
+from d2lcore.records import show_record
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
+from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
 
@@ -65,8 +67,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
     clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on the first
-    batch. Draws the loss every 10 epochs, prints the final loss and the speed, and
-    returns the loss per token of every epoch."""
+    batch. Draws the loss every 10 epochs, shows the final loss and the speed
+    (the record "training", see d2lcore.records), and returns the loss per token of
+    every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
     with tf.device(_device_name(device)):
         _initialize(net)
@@ -93,9 +96,15 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 animator.add(epoch + 1, losses[-1])
         seconds = timer.stop()
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
-    print(
+    show_record(
+        "training",
         f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}"
+        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}",
+        epochs=num_epochs,
+        seconds=seconds,
+        tokens_per_second=total_tokens / seconds,
+        loss_per_token=losses[-1],
+        device=str(short_name),
     )
     return losses
 
@@ -114,7 +123,7 @@ class _GraphCall:
 
     def __init__(self, layer):
         # Weak references: the cache must not keep the layer alive
-        self.layers = [weakref.ref(sub) for sub in layer._flatten_layers()]  # layer 1st
+        self.layers = [weakref.ref(sub) for sub in all_layers(layer)]  # layer 1st
         self.layer = self.layers[0]
         self.function = tf.function(self._run, reduce_retracing=True)
 
@@ -147,7 +156,7 @@ class _GraphCall:
 _GRAPH_CALLS = weakref.WeakKeyDictionary()  # layer -> its _GraphCall
 
 
-def _evaluate(layer, *args):
+def evaluate(layer, *args):
     """``layer(*args, training=False)``, run as a graph once the layer has been built (its
     first call creates its weights, eagerly). The graph is kept for the next calls."""
     if not layer.built:
@@ -186,11 +195,11 @@ def predict_seq2seq(
     with tf.device(_device_name(device)):
         enc_X = tf.constant([src], dtype=tf.int32)  # a batch of one
         enc_valid_len = tf.constant([src_valid_len], dtype=tf.int32)
-        enc_outputs = _evaluate(net.encoder, enc_X, enc_valid_len)
+        enc_outputs = evaluate(net.encoder, enc_X, enc_valid_len)
         state = net.decoder.init_state(enc_outputs, enc_valid_len)
         dec_X = tf.constant([[tgt_vocab["<bos>"]]], dtype=tf.int32)
         for _ in range(num_steps):
-            Y, state = _evaluate(net.decoder, dec_X, state)  # as a graph
+            Y, state = evaluate(net.decoder, dec_X, state)  # as a graph
             dec_X = tf.argmax(Y, axis=2, output_type=tf.int32)  # (1, 1): the next input
             token = int(dec_X.numpy()[0, 0])
             if save_attention_weights:  # this step's weights (see last_query)

@@ -7,11 +7,12 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import check_heads, check_int, check_shapes
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .encoder_decoder import AttentionDecoder, Encoder
-from .multihead import MultiHeadAttention, _check_heads, _size
+from .layers import Layer, size
+from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
@@ -60,7 +61,7 @@ class AddNorm(keras.layers.Layer):
         return self.ln(self.dropout(Y, training=training) + X)
 
 
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(Layer):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
@@ -69,18 +70,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        self._allow_non_tensor_positional_args = True  # valid_lens may be None or a list
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
-
-    def build(self, input_shape):
-        # Sublayers create their weights on their first call. Without a build method,
-        # Keras would try to trace call() on symbolic inputs to build the layer (and
-        # warn).
-        pass
 
     def call(self, X, valid_lens=None, training=None):
         check_width("X", X.shape, self.num_hiddens)
@@ -110,10 +104,9 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        self._allow_non_tensor_positional_args = True  # valid_lens may be None or a list
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
@@ -140,7 +133,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else tf.stack(weights, axis=1)
 
 
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(Layer):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -156,7 +149,6 @@ class TransformerDecoderBlock(keras.layers.Layer):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        self._allow_non_tensor_positional_args = True  # enc_valid_lens, cache may be None
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
@@ -169,12 +161,6 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm3 = AddNorm(dropout)
 
-    def build(self, input_shape):
-        # Sublayers create their weights on their first call. Without a build method,
-        # Keras would try to trace call() on symbolic inputs to build the layer (and
-        # warn).
-        pass
-
     def call(self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None):
         batch = check_width("X", X.shape, self.num_hiddens)[0]
         check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
@@ -183,10 +169,10 @@ class TransformerDecoderBlock(keras.layers.Layer):
         else:
             check_width("cache", cache.shape, self.num_hiddens, batch)
             key_values = tf.concat((cache, X), axis=1)
-        steps, total = _size(X, 1), _size(key_values, 1)
+        steps, total = size(X, 1), size(key_values, 1)
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = tf.range(total - steps + 1, total + 1)
-        dec_valid_lens = tf.broadcast_to(lens, (_size(X, 0), steps))  # (batch, steps)
+        dec_valid_lens = tf.broadcast_to(lens, (size(X, 0), steps))  # (batch, steps)
         Y = self.addnorm1(
             X,
             self.self_attention(
@@ -228,10 +214,9 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        self._allow_non_tensor_positional_args = True  # the state may hold None
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
@@ -255,7 +240,7 @@ class TransformerDecoder(AttentionDecoder):
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
         if past is None:  # inside tf.function, for caches of any length
-            X = self._encode_positions(X, _size(caches[0], 1), training)
+            X = self._encode_positions(X, size(caches[0], 1), training)
         else:
             X = self.pos_encoding(X, past, training=training)
         new_caches = []
@@ -268,7 +253,7 @@ class TransformerDecoder(AttentionDecoder):
         """What pos_encoding(X, past) computes, for a ``past`` known only when the graph
         runs (a scalar tensor), which PositionalEncoding does not take."""
         P = self.pos_encoding.P  # (1, max_len, num_hiddens)
-        steps = _size(X, 1)
+        steps = size(X, 1)
         tf.debugging.assert_less_equal(
             past + steps, P.shape[1], message="too many positions: raise max_len"
         )

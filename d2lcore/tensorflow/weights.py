@@ -1,58 +1,24 @@
-"""A layer's weights as NumPy arrays under canonical names, in TensorFlow (Keras 3).
-
-Canonical names are the attribute path from the layer, joined by ``.``, then the
-parameter's name, in PyTorch's conventions and layouts: a dense layer has ``weight`` (out,
-in) and ``bias`` (out,), an embedding ``weight`` (vocab, dim), a layer norm ``weight``
-(gamma) and ``bias`` (beta); layers held in a list or a ``keras.Sequential`` are named by
-their index (``"blks.0.attention.W_q.weight"``). Non-trainable variables (state such as
-running statistics, the counterpart of PyTorch's buffers) are not weights. A layer held
-twice appears under both paths, as in PyTorch's ``state_dict()``. The names and layouts
-are the same in every framework's ``export_weights``, so weights exported by one framework
-load into another.
+"""A layer's weights as NumPy arrays under canonical names, in TensorFlow (Keras 3): the
+hooks of :mod:`d2lcore.weights`, which holds the naming, the walk, the converter registry
+and the errors for every framework.
 
 A Keras layer is walked through its attributes, in the order they were first set (the
 order of ``vars(layer)``), skipping Keras's own bookkeeping: a sublayer, a list, tuple or
 dict of sublayers, or a trainable variable contributes under its attribute name. A
 trainable variable that the layer created (``add_weight``) but holds in no attribute comes
 last, under its own name. A sublayer that holds weights but that no attribute reaches
-raises ValueError, since it could not be named. Keras ``Dense`` (``kernel`` =
-``weight``ᵀ), ``Embedding`` (``embeddings``) and ``LayerNormalization`` (``gamma``,
-``beta``) are leaf converters.
-
-Extending to more layer types
------------------------------
-Teach ``export_weights`` and ``load_weights`` a layer type whose variables are stored
-differently from PyTorch (e.g. a multi-layer GRU) with::
-
-    register_converter(layer_type, export_fn, load_fn)
-
-``export_fn(layer)`` returns ``{local name: NumPy array}`` in PyTorch's layout (the names
-relative to the layer, e.g. ``"weight_ih_l0"``); ``load_fn(layer, arrays)`` receives the
-same names with arrays of the same shapes (``load_weights`` has checked them) and stores
-them in the layer (``variable.assign``). A registered layer is a leaf: its sublayers are
-not visited. The most specific registered class in the layer's MRO wins.
-"""
+raises ValueError, since it could not be named. Non-trainable variables (the counterpart
+of PyTorch's buffers) are not weights. Keras ``Dense`` (``kernel`` = ``weight``ᵀ),
+``Embedding`` (``embeddings``) and ``LayerNormalization`` (``gamma``, ``beta``) are leaf
+converters."""
 
 import functools
 
 import keras
-import numpy as np
 
-from d2lcore.checks import check_weights_fit
-from d2lcore.convert import to_numpy
+from d2lcore.weights import NOT_BUILT, WeightsIO
 
-_CONVERTERS = {}
-
-
-def register_converter(layer_type, export_fn, load_fn):
-    """Name the weights of ``layer_type`` layers with
-    ``export_fn(layer) -> {name: array}`` and load them with
-    ``load_fn(layer, {name: array})`` (see the module docstring)."""
-    if not (isinstance(layer_type, type) and issubclass(layer_type, keras.layers.Layer)):
-        raise TypeError(
-            f"layer_type must be a subclass of keras.layers.Layer; got {layer_type!r}"
-        )
-    _CONVERTERS[layer_type] = (export_fn, load_fn)
+from .layers import tracked_sublayers, trainable_variables_of
 
 
 def _dense_export(layer):
@@ -92,11 +58,6 @@ def _layer_norm_load(layer, arrays):
         layer.beta.assign(arrays["bias"])
 
 
-register_converter(keras.layers.Dense, _dense_export, _dense_load)
-register_converter(keras.layers.Embedding, _embedding_export, _embedding_load)
-register_converter(keras.layers.LayerNormalization, _layer_norm_export, _layer_norm_load)
-
-
 @functools.cache
 def _keras_attributes():
     """The attributes that Keras itself sets on every layer and model (not sublayers)."""
@@ -104,7 +65,7 @@ def _keras_attributes():
 
 
 def _trainable(layer):
-    return {id(v) for v in layer._trainable_variables}
+    return {id(v) for v in trainable_variables_of(layer)}
 
 
 def _contents(layer):
@@ -134,10 +95,12 @@ def _contents(layer):
             visit(name, value)
     # variables made by add_weight but kept in no attribute: by their own name
     reached = {id(v) for _, v in variables}
-    variables += [(v.name, v) for v in layer._trainable_variables if id(v) not in reached]
+    variables += [
+        (v.name, v) for v in trainable_variables_of(layer) if id(v) not in reached
+    ]
     # a sublayer that Keras tracks but no attribute reaches cannot be named
     named = {id(sub) for _, sub in sublayers}
-    for sub in layer._layers:
+    for sub in tracked_sublayers(layer):
         if id(sub) not in named and _holds_weights(sub):
             raise ValueError(
                 f"{type(layer).__name__} holds the sublayer {sub.name!r} in no attribute "
@@ -147,7 +110,9 @@ def _contents(layer):
 
 
 def _holds_weights(layer):
-    return bool(layer._trainable_variables) or any(map(_holds_weights, layer._layers))
+    return bool(trainable_variables_of(layer)) or any(
+        map(_holds_weights, tracked_sublayers(layer))
+    )
 
 
 def _variables_export(variables):
@@ -162,52 +127,35 @@ def _variables_load(variables):
     return load
 
 
-def _check_built(layer, path):
-    if not layer.built:
-        where = f"the sublayer {path!r}" if path else "the layer"
-        raise ValueError(
-            f"{where} ({type(layer).__name__}) has no weights yet: its input sizes are "
-            "inferred on the first call. Call the layer once on an input first."
-        )
+def _parts(layer):
+    variables, sublayers = _contents(layer)
+    return (_variables_export(variables), _variables_load(variables)), sublayers
 
 
-def _units(net, path="", parents=()):
-    """(prefix, layer, (export_fn, load_fn)) for every layer: a layer's own variables
-    first, then its sublayers, as in PyTorch's state_dict."""
-    if any(layer is net for layer in parents):
-        raise ValueError(
-            f"the sublayer {path!r} contains itself: cannot name its weights"
-        )
-    _check_built(net, path)
-    prefix = f"{path}." if path else ""
-    for cls in type(net).__mro__:
-        if cls in _CONVERTERS:
-            yield prefix, net, _CONVERTERS[cls]
-            return
-    variables, sublayers = _contents(net)
-    yield prefix, net, (_variables_export(variables), _variables_load(variables))
-    for name, sub in sublayers:
-        yield from _units(sub, prefix + name, (*parents, net))
+def _unbuilt(layer, whole):
+    return None if layer.built else NOT_BUILT
 
 
-def _collect(net):
-    """({canonical name: float32 array},
-    [(layer, load_fn, {canonical name: local name}) for each layer])."""
-    weights, loaders = {}, []
-    for prefix, layer, (export_fn, load_fn) in _units(net):
-        names = {}
-        for local, array in export_fn(layer).items():
-            weights[prefix + local] = np.asarray(array, dtype=np.float32)
-            names[prefix + local] = local
-        loaders.append((layer, load_fn, names))
-    return weights, loaders
+WEIGHTS = WeightsIO(keras.layers.Layer, _parts, _unbuilt)
+"""TensorFlow's export and load (see :class:`d2lcore.weights.WeightsIO`)."""
+
+
+def register_converter(layer_type, export_fn, load_fn):
+    """Name the weights of ``layer_type`` layers with ``export_fn(layer) -> {name: array}``
+    and load them with ``load_fn(layer, {name: array})`` (see :mod:`d2lcore.weights`)."""
+    WEIGHTS.register_converter(layer_type, export_fn, load_fn)
+
+
+register_converter(keras.layers.Dense, _dense_export, _dense_load)
+register_converter(keras.layers.Embedding, _embedding_export, _embedding_load)
+register_converter(keras.layers.LayerNormalization, _layer_norm_export, _layer_norm_load)
 
 
 def export_weights(net):
     """``net``'s trainable variables as ``{canonical name: float32 NumPy array}``, e.g.
     ``{"W_q.weight": (num_hiddens, q), ...}`` for a MultiHeadAttention; dense weights are
     (out, in), the transpose of Keras's kernel. The layer must have been called once."""
-    return _collect(net)[0]
+    return WEIGHTS.export_weights(net)
 
 
 def load_weights(net, weights):
@@ -217,13 +165,4 @@ def load_weights(net, weights):
     Strict: a missing, unexpected or wrongly shaped entry raises ValueError naming them
     all, before anything is changed. ``net`` must have been called once on an input (Keras
     creates its variables on the first call)."""
-    expected, loaders = _collect(net)
-    given = {str(name): to_numpy(array) for name, array in weights.items()}
-    check_weights_fit(expected, given)
-    for layer, load_fn, names in loaders:
-        if names:
-            arrays = {
-                local: np.asarray(given[name], dtype=np.float32)
-                for name, local in names.items()
-            }
-            load_fn(layer, arrays)
+    WEIGHTS.load_weights(net, weights)

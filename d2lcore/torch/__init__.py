@@ -1,7 +1,10 @@
 """d2lcore for PyTorch. The public names and signatures are those of :mod:`d2lcore.interface`."""
 
+# The imports below are re-exports, listed in __all__ by interface_names():
+# ruff: noqa: F401
+
 from d2lcore.common import *  # noqa: F403
-from d2lcore.common import __all__ as _common
+from d2lcore.common import interface_names as _interface_names
 
 from .attention import AdditiveAttention, DotProductAttention, masked_softmax
 from .data import load_array, load_data_nmt
@@ -27,39 +30,5 @@ from .transformer import (
 )
 from .weights import export_weights, load_weights
 
-__all__ = [
-    *_common,
-    "AdditiveAttention",
-    "DotProductAttention",
-    "masked_softmax",
-    "NWKernelRegression",
-    "load_array",
-    "load_data_nmt",
-    "AttentionDecoder",
-    "Decoder",
-    "Encoder",
-    "EncoderDecoder",
-    "MaskedSoftmaxCELoss",
-    "Seq2SeqAttentionDecoder",
-    "Seq2SeqEncoder",
-    "sequence_mask",
-    "predict_seq2seq",
-    "train_seq2seq",
-    "cpu",
-    "num_gpus",
-    "set_seed",
-    "train_nw",
-    "try_gpu",
-    "MultiHeadAttention",
-    "PositionalEncoding",
-    "transpose_output",
-    "transpose_qkv",
-    "export_weights",
-    "load_weights",
-    "AddNorm",
-    "PositionWiseFFN",
-    "TransformerDecoder",
-    "TransformerDecoderBlock",
-    "TransformerEncoder",
-    "TransformerEncoderBlock",
-]
+# Exactly the names of d2lcore.interface (tests/test_interface.py checks that this module defines them all)
+__all__ = _interface_names()

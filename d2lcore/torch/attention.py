@@ -6,24 +6,7 @@ import math
 import torch
 from torch import nn
 
-from d2lcore.checks import check_shapes
-
-
-def _check_valid_lens(X, valid_lens):
-    """valid_lens as a (batch, queries or 1) tensor of whole, non-negative lengths."""
-    if valid_lens.dim() == 1:
-        check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch"))
-        lens = valid_lens.reshape(-1, 1)
-    else:
-        check_shapes(
-            X=(X, "batch queries keys"), valid_lens=(valid_lens, "batch queries")
-        )
-        lens = valid_lens
-    if lens.is_floating_point() and bool((lens != lens.round()).any()):
-        raise ValueError(f"valid_lens must hold whole numbers; got {valid_lens.tolist()}")
-    if bool((lens < 0).any()):
-        raise ValueError(f"valid_lens must be >= 0; got {valid_lens.tolist()}")
-    return lens
+from d2lcore.checks import check_lengths, check_shapes, valid_lens_spec
 
 
 def masked_softmax(X, valid_lens):
@@ -36,12 +19,10 @@ def masked_softmax(X, valid_lens):
         return torch.softmax(X, dim=-1)
     if not torch.is_tensor(valid_lens):
         valid_lens = torch.as_tensor(valid_lens, device=X.device)
-    if valid_lens.dim() not in (1, 2):
-        raise ValueError(
-            "valid_lens must have shape (batch,) or (batch, queries); "
-            f"got shape {tuple(valid_lens.shape)}"
-        )
-    lens = _check_valid_lens(X, valid_lens)
+    spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
+    check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
+    check_lengths("valid_lens", valid_lens.cpu().numpy())
+    lens = valid_lens.reshape(X.shape[0], -1)  # (batch, queries or 1)
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = torch.arange(X.shape[-1], device=X.device)
     mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)

@@ -5,18 +5,9 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import torch
 from torch import nn
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import check_heads, check_int, check_shapes, valid_lens_spec
 
 from .attention import DotProductAttention
-
-
-def _check_heads(num_hiddens, num_heads):
-    check_int("num_heads", num_heads, minimum=1)
-    if num_hiddens % num_heads:
-        raise ValueError(
-            f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
-            "each head gets num_hiddens / num_heads features"
-        )
 
 
 def transpose_qkv(X, num_heads):
@@ -25,7 +16,7 @@ def transpose_qkv(X, num_heads):
     Head i of example b (features i * d ... i * d + d - 1 of X[b], d = num_hiddens /
     num_heads) becomes row b * num_heads + i: an example's heads are consecutive."""
     dims = check_shapes(X=(X, "batch n num_hiddens"))
-    _check_heads(dims["num_hiddens"], num_heads)
+    check_heads(dims["num_hiddens"], num_heads)
     X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch, n, heads, d)
     X = X.permute(0, 2, 1, 3)  # (batch, heads, n, d)
     return X.reshape(-1, X.shape[2], X.shape[3])  # (batch * heads, n, d)
@@ -53,7 +44,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, num_hiddens, num_heads, dropout, bias=False):
         super().__init__()
         check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = nn.LazyLinear(num_hiddens, bias=bias)
@@ -71,15 +62,7 @@ class MultiHeadAttention(nn.Module):
         if valid_lens is not None:
             if not torch.is_tensor(valid_lens):
                 valid_lens = torch.as_tensor(valid_lens, device=queries.device)
-            if valid_lens.dim() not in (1, 2):
-                raise ValueError(
-                    "valid_lens must have shape (batch,) or (batch, queries); "
-                    f"got shape {tuple(valid_lens.shape)}"
-                )
-            shapes["valid_lens"] = (
-                valid_lens,
-                ("batch", "batch n_q")[valid_lens.dim() - 1],
-            )
+            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
         check_shapes(**shapes)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)

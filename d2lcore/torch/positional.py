@@ -4,7 +4,7 @@ is all you need"."""
 import torch
 from torch import nn
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
 
@@ -24,17 +24,6 @@ class PositionalEncoding(nn.Module):
 
     def forward(self, X, offset=0):
         # X: (batch, steps, num_hiddens)
-        steps = check_shapes(X=(X, "batch steps num_hiddens"))["steps"]
-        if X.shape[-1] != self.num_hiddens:
-            raise ValueError(
-                f"X's last dimension must be num_hiddens = {self.num_hiddens}; "
-                f"got X of shape {tuple(X.shape)}"
-            )
-        check_int("offset", offset, minimum=0)
-        if offset + steps > self.max_len:
-            raise ValueError(
-                f"positions {offset} ... {offset + steps - 1} do not fit in the table of "
-                f"max_len = {self.max_len} positions: raise max_len"
-            )
+        steps = check_positions(X, self.num_hiddens, offset, self.max_len)
         P = self.P[:, offset : offset + steps, :].to(dtype=X.dtype, device=X.device)
         return self.dropout(X + P)

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import check_lengths, check_shapes
 
 from .attention import AdditiveAttention
 from .encoder_decoder import AttentionDecoder, Encoder
@@ -70,6 +70,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
                 enc_outputs=(outputs, "batch steps h"),
                 enc_valid_lens=(enc_valid_lens, "batch"),
             )
+            check_lengths("enc_valid_lens", enc_valid_lens.cpu().numpy())
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):

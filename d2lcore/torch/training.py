@@ -7,6 +7,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
+from d2lcore.records import show_record
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
@@ -29,8 +30,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. Draws the loss every 10 epochs, prints the final loss and the speed, and
-    returns the loss per token of every epoch."""
+    clipped to 1. Draws the loss every 10 epochs, shows the final loss and the speed
+    (the record "training", see d2lcore.records), and returns the loss per token of
+    every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
     net.to(device)
     _initialize(net, device)
@@ -65,9 +67,15 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
             animator.add(epoch + 1, losses[-1])
     seconds = timer.stop()
-    print(
+    show_record(
+        "training",
         f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {device}"
+        f"{num_epochs} epochs ({seconds:.1f} s) on {device}",
+        epochs=num_epochs,
+        seconds=seconds,
+        tokens_per_second=total_tokens / seconds,
+        loss_per_token=losses[-1],
+        device=str(device),
     )
     return losses
 

@@ -9,11 +9,11 @@ from torch import nn
 from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedParameter
 
-from d2lcore.checks import check_int, check_shapes
+from d2lcore.checks import check_heads, check_int, check_shapes
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .encoder_decoder import AttentionDecoder, Encoder
-from .multihead import MultiHeadAttention, _check_heads
+from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
@@ -125,7 +125,7 @@ class TransformerEncoder(Encoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
@@ -226,7 +226,7 @@ class TransformerDecoder(AttentionDecoder):
         super().__init__()
         check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        _check_heads(num_hiddens, num_heads)
+        check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)

@@ -1,0 +1,77 @@
+"""Records: named, structured results (a training run's figures, a translation summary) that a notebook shows as
+a line of text and that tools read back as data, never by parsing the text (framework-neutral).
+
+In a Jupyter kernel, :func:`show_record` displays the record: the output holds the line of text (``text/plain``)
+and the fields as JSON under the MIME type :data:`MIME`, so the executed notebook carries the figures themselves
+(the book's record tables read them with :func:`notebook_records`). Elsewhere it prints the line. Code that runs
+the book's functions itself (the benchmarks) gets the records with :func:`collect`.
+"""
+
+import contextlib
+import sys
+
+MIME = "application/vnd.d2lcore.record+json"
+"""The MIME type of a record in a notebook's outputs: ``{"name": str, "fields": {field: value}}``."""
+
+_collectors = []
+
+
+class Record(dict):
+    """The fields of a result (a dict of JSON values), with its ``name`` and the ``text`` that shows it."""
+
+    def __init__(self, name, text, **fields):
+        super().__init__(fields)
+        self.name, self.text = name, text
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"Record({self.name!r}, {self.text!r}, **{dict(self)!r})"
+
+    def _repr_pretty_(self, printer, cycle):
+        """IPython's plain text of the record: its line, not its fields."""
+        printer.text(self.text)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": self.text, MIME: {"name": self.name, "fields": dict(self)}}
+
+
+def show_record(name, text, **fields):
+    """Show the line ``text`` as the record ``name`` with ``fields`` (JSON values: numbers, strings): displayed
+    with its fields in a Jupyter kernel, printed elsewhere. Returns the :class:`Record`."""
+    record = Record(name, text, **fields)
+    for found in _collectors:
+        found.append(record)
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "kernel"):
+        from IPython.display import display
+
+        display(record)
+    else:
+        print(text)
+    return record
+
+
+@contextlib.contextmanager
+def collect():
+    """``with collect() as records:`` appends every record shown in the block to the list ``records``."""
+    found = []
+    _collectors.append(found)
+    try:
+        yield found
+    finally:
+        _collectors.remove(found)
+
+
+def notebook_records(nb):
+    """``{name: fields}`` of the records in the outputs of a notebook (an nbformat node or its JSON as dicts);
+    a later record of a name replaces an earlier one."""
+    records = {}
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = output.get("data", {}).get(MIME)
+            if isinstance(data, dict) and isinstance(data.get("name"), str):
+                records[data["name"]] = dict(data.get("fields") or {})
+    return records

@@ -1,0 +1,37 @@
+"""The benchmarks train the pages' models: the same seed, and figures read from records, not from printed text."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+from booktools.split import read_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def seed_before_training(source):
+    """The argument of the last d2l.set_seed before the page's training run."""
+    code = "\n".join(c.source for c in read_source(source).cells if c.cell_type == "code")
+    training = code.index("train_seq2seq(net, train_iter")
+    seeds = re.findall(r"d2l\.set_seed\((\d+)\)", code[:training])
+    return int(seeds[-1])
+
+
+def test_benchmark_seed_is_the_pages_seed():
+    run = load("seq2seq_run")
+    for page in ("bahdanau-attention", "transformer"):
+        assert seed_before_training(ROOT / "chapters" / "attention" / f"{page}.md") == run.SEED, (
+            page
+        )
+
+
+def test_benchmarks_read_records_not_printed_lines():
+    text = (ROOT / "benchmarks" / "seq2seq_run.py").read_text(encoding="utf-8")
+    assert "records.collect()" in text and "re.compile" not in text
