@@ -4,7 +4,8 @@ Cells come in source order. A framework's code cell keeps its framework tag; the
 (:mod:`booktools.sphinx_ext`) groups adjacent tagged cells into one tab-set. A shared code cell is shown once if
 its output is the same in every framework, and otherwise as one tagged copy per framework, each with its own
 output. Runs of tagged markdown cells become a ``{tab-set}`` directive here, since myst-nb drops the tags of
-markdown cells.
+markdown cells. Records (:mod:`d2lcore.records`) keep only their line of text: their fields are for tools that
+read the executed notebooks, and the book's renderer would warn about their MIME type.
 """
 
 import copy
@@ -17,6 +18,7 @@ from booktools.links import rewrite_links
 from booktools.paths import LABELS, notebook_path
 from booktools.split import read_source
 from d2lcore import FRAMEWORKS
+from d2lcore.records import MIME as RECORD_MIME
 
 
 def _normalised(outputs):
@@ -26,6 +28,13 @@ def _normalised(outputs):
         out = {k: v for k, v in out.items() if k not in ("execution_count", "transient")}
         result.append(out)
     return result
+
+
+def _without_records(cell):
+    """The cell with the record data of its outputs removed (their text/plain line stays)."""
+    for out in cell.get("outputs", []):
+        out.get("data", {}).pop(RECORD_MIME, None)
+    return cell
 
 
 def _tagged(cell, framework):
@@ -84,12 +93,13 @@ def merge(source, notebooks=None):
         if is_shared(cell):
             outputs = [_normalised(runs[fw].outputs) for fw in FRAMEWORKS]
             if all(o == outputs[0] for o in outputs):
-                out.cells.append(runs[FRAMEWORKS[0]])
+                out.cells.append(copy.deepcopy(runs[FRAMEWORKS[0]]))
                 continue
         out.cells.extend(_tagged(runs[fw], fw) for fw in FRAMEWORKS if fw in runs)
     if prose:
         out.cells.append(_prose_tabs(prose))
     for i, cell in enumerate(out.cells):
         cell["id"] = f"m{i:03d}"
+        _without_records(cell)
     nbformat.validate(out)
     return out

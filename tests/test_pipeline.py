@@ -177,6 +177,23 @@ def test_merge_shows_equal_outputs_once_and_different_ones_per_framework(source)
     nbformat.validate(merged)
 
 
+def test_merge_keeps_only_the_text_of_records(source):
+    """A record's fields stay in the executed notebooks (the record-table reads them there); the merged notebook
+    shows its line only, so the renderer meets no unknown MIME type."""
+    from d2lcore.records import MIME, Record
+
+    notebooks = _executed(source)
+    for nb in notebooks.values():
+        cell = next(c for c in nb.cells if c.cell_type == "code" and "same everywhere" in c.source)
+        bundle = Record("training", "loss 0.1", epochs=3)._repr_mimebundle_()
+        cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    merged = merge(source, notebooks)
+    shown = next(c for c in merged.cells if c.cell_type == "code" and "same everywhere" in c.source)
+    assert [dict(o.data) for o in shown.outputs] == [{"text/plain": "loss 0.1"}]
+    executed = [c for nb in notebooks.values() for c in nb.cells if "same everywhere" in c.source]
+    assert len(executed) == 3 and all(MIME in c.outputs[0].data for c in executed)  # not changed
+
+
 def test_merge_turns_tagged_prose_into_tabs(source):
     merged = merge(source, _executed(source))
     tabs = next(
