@@ -21,7 +21,7 @@ from d2lcore.plotting import (
     show_heatmaps,
     use_svg_display,
 )
-from d2lcore.records import show_record
+from d2lcore.records import show_record, show_training
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -54,6 +54,7 @@ __all__ = [
     "read_data_nmt",
     "set_axes",
     "show_record",
+    "show_training",
     "set_figsize",
     "show_heatmaps",
     "to_numpy",

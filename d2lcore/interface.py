@@ -115,6 +115,11 @@ def show_record(name, text, **fields):
     notebook (d2lcore.records); returns the Record."""
 
 
+def show_training(losses, tokens, seconds, device):
+    """*neutral.* Show the record "training" of a finished run (loss per token of every epoch, target tokens in
+    all, seconds, device): the same line and fields in every framework; returns the Record."""
+
+
 LAYER_NORM_EPS = 1e-5
 """*neutral.* The epsilon of every AddNorm's layer normalisation, in every framework."""
 

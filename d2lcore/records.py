@@ -54,6 +54,23 @@ def show_record(name, text, **fields):
     return record
 
 
+def show_training(losses, tokens, seconds, device):
+    """Show the record ``"training"`` of a finished run: ``losses`` (the loss per token of every
+    epoch), ``tokens`` (target tokens seen in all), ``seconds`` and ``device``. The same line and
+    fields in every framework. Returns the :class:`Record`."""
+    speed = tokens / seconds
+    return show_record(
+        "training",
+        f"loss per token {losses[-1]:.3f}, {speed:.0f} tokens/s over {len(losses)} epochs "
+        f"({seconds:.1f} s) on {device}",
+        epochs=len(losses),
+        seconds=seconds,
+        tokens_per_second=speed,
+        loss_per_token=losses[-1],
+        device=str(device),
+    )
+
+
 @contextlib.contextmanager
 def collect():
     """``with collect() as records:`` appends every record shown in the block to the list ``records``."""

@@ -103,6 +103,22 @@ def test_a_record_shows_its_text_and_carries_its_fields(capsys):
     assert bundle[records.MIME] == {"name": "training", "fields": {"epochs": 3, "device": "cpu"}}
 
 
+def test_the_training_record_is_the_same_in_every_framework(capsys):
+    with records.collect() as shown:
+        record = records.show_training([0.5, 0.25], tokens=1000, seconds=4.0, device="cpu")
+    assert capsys.readouterr().out == (
+        "loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu\n"
+    )
+    assert shown == [record] and record.name == "training"
+    assert record == {
+        "epochs": 2,
+        "seconds": 4.0,
+        "tokens_per_second": 250.0,
+        "loss_per_token": 0.25,
+        "device": "cpu",
+    }
+
+
 def test_notebook_records_reads_the_last_record_of_each_name_and_nothing_else(tmp_path):
     path = write_notebook(tmp_path, "pytorch", BAHDANAU, evaluation=False, speed=1234)
     nb = nbformat.read(path, as_version=4)

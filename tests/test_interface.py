@@ -104,6 +104,6 @@ def test_neutral_names_are_one_object():
     neutral = """show_heatmaps plot Animator Timer check_int check_shapes to_numpy plt read_data_nmt
     preprocess_nmt tokenize_nmt Vocab truncate_pad build_array_nmt download download_extract bleu
     xavier_uniform_weights last_query check_heads valid_lens_spec check_lengths check_positions
-    LAYER_NORM_EPS show_record"""
+    LAYER_NORM_EPS show_record show_training"""
     for name in neutral.split():
         assert len({id(getattr(m, name)) for m in modules}) == 1, name

@@ -9,7 +9,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
-from d2lcore.records import show_record
+from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
@@ -96,16 +96,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 animator.add(epoch + 1, losses[-1])
         seconds = timer.stop()
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
-    show_record(
-        "training",
-        f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {short_name}",
-        epochs=num_epochs,
-        seconds=seconds,
-        tokens_per_second=total_tokens / seconds,
-        loss_per_token=losses[-1],
-        device=str(short_name),
-    )
+    show_training(losses, total_tokens, seconds, short_name)
     return losses
 
 

@@ -7,7 +7,7 @@ from d2lcore.checks import check_int
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
-from d2lcore.records import show_record
+from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
@@ -67,16 +67,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
             animator.add(epoch + 1, losses[-1])
     seconds = timer.stop()
-    show_record(
-        "training",
-        f"loss per token {losses[-1]:.3f}, {total_tokens / seconds:.0f} tokens/s over "
-        f"{num_epochs} epochs ({seconds:.1f} s) on {device}",
-        epochs=num_epochs,
-        seconds=seconds,
-        tokens_per_second=total_tokens / seconds,
-        loss_per_token=losses[-1],
-        device=str(device),
-    )
+    show_training(losses, total_tokens, seconds, device)
     return losses
 
 
