@@ -1,7 +1,8 @@
 """d2lcore for MXNet. The public names and signatures are those of :mod:`d2lcore.interface`.
 
-Importing this module switches MXNet to its NumPy interface (``npx.set_np()``) and lets MXNet 1.9.1 run on
-NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses.
+Importing this module switches MXNet to its NumPy interface (``npx.set_np()``), lets MXNet 1.9.1 run on
+NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses, and gives MXNet one OpenMP thread
+unless the reader chose (:mod:`d2lcore.threads`): import it before MXNet.
 """
 
 # The shim comes before anything imports MXNet, hence imports below other code:
@@ -18,6 +19,14 @@ if int(_np.__version__.split(".")[0]) >= 2:
     )
 if "bool" not in vars(_np):
     _np.bool = bool  # MXNet 1.9.1 refers to numpy.bool, which NumPy 1.24 removed.
+
+import os as _os
+
+from d2lcore.threads import cpu_threads as _cpu_threads
+
+# One OpenMP thread unless the reader chose (see d2lcore.threads); MXNet reads it when it loads.
+if (_threads := _cpu_threads()) is not None:
+    _os.environ["OMP_NUM_THREADS"] = str(_threads)
 
 from mxnet import npx as _npx
 

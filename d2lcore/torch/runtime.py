@@ -1,12 +1,12 @@
 """Random seeds, devices and CPU threads for PyTorch."""
 
-import os
 import random
 
 import numpy as np
 import torch
 
 from d2lcore.checks import check_int
+from d2lcore.threads import cpu_threads
 
 
 def set_seed(seed):
@@ -33,23 +33,7 @@ def try_gpu(i=0):
     return torch.device(f"cuda:{i}") if num_gpus() > i else cpu()
 
 
-def _choose_cpu_threads():
-    """Give PyTorch one intra-op CPU thread, unless the reader chose (``OMP_NUM_THREADS``, or
-    ``D2L_NUM_THREADS`` for d2lcore alone).
-
-    The book's models are small: on a 2-core CPU one thread trained them as fast as two, and
-    two threads spin-wait when another program keeps a core busy (a training run took 19 times
-    as long). On a large machine, set ``D2L_NUM_THREADS`` (or call ``torch.set_num_threads``
-    after importing d2lcore); on a GPU it makes no difference."""
-    if "OMP_NUM_THREADS" in os.environ and "D2L_NUM_THREADS" not in os.environ:
-        return
-    value = os.environ.get("D2L_NUM_THREADS", "1")
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(
-            f"D2L_NUM_THREADS must be a whole number of threads >= 1; got {value!r}. "
-            "Unset it for d2lcore's default of 1."
-        )
-    torch.set_num_threads(int(value))
-
-
-_choose_cpu_threads()
+# One intra-op thread unless the reader chose (see d2lcore.threads): small models, no
+# spin-waiting when another program is busy. torch.set_num_threads(n) afterwards overrides it.
+if (_threads := cpu_threads()) is not None:
+    torch.set_num_threads(_threads)
