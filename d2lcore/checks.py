@@ -2,6 +2,8 @@
 
 import re
 
+import numpy
+
 _DIM = re.compile(r"^(\d+|[A-Za-z_]\w*)$")
 
 
@@ -116,8 +118,15 @@ def valid_lens_spec(valid_lens, queries="queries"):
 
 def check_lengths(name, values):
     """Check that the lengths ``values`` (a NumPy array, e.g. of valid_lens) are whole
-    numbers >= 0; ValueError listing them otherwise."""
-    if (values != values.round()).any():
+    numbers >= 0 (integers, or floats that are whole numbers); ValueError listing them
+    otherwise, TypeError for booleans (a mask is not a length) and other dtypes."""
+    values = numpy.asarray(values)
+    if values.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must hold lengths (integers); got dtype {values.dtype}"
+            + (": a boolean mask is not a length" if values.dtype.kind == "b" else "")
+        )
+    if not numpy.isfinite(values).all() or (values != values.round()).any():
         raise ValueError(f"{name} must hold whole numbers; got {values.tolist()}")
     if (values < 0).any():
         raise ValueError(f"{name} must be >= 0; got {values.tolist()}")
@@ -140,3 +149,134 @@ def check_positions(X, num_hiddens, offset, max_len):
             f"max_len = {max_len} positions: raise max_len"
         )
     return steps
+
+
+# --- numbers, layers' sizes and vocabularies (every framework) -------------------------------------------
+
+
+def check_real(name, value, minimum=None, below=None, above=None, finite=True):
+    """Check that ``value`` is a real number (an int or a float, not a bool or a str),
+    finite unless ``finite`` is False, with ``value >= minimum``, ``value < below`` and
+    ``value > above`` (each bound when not None); return it as a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{name} must be a number (an int or a float); got {type(value).__name__} "
+            f"{value!r:.60}"
+        )
+    value = float(value)
+    if value != value or (finite and abs(value) == float("inf")):
+        raise ValueError(f"{name} must be a finite number; got {value}")
+    for bound, ok, op in (
+        (minimum, minimum is None or value >= minimum, ">="),
+        (below, below is None or value < below, "<"),
+        (above, above is None or value > above, ">"),
+    ):
+        if not ok:
+            raise ValueError(f"{name} must be {op} {bound}; got {value}")
+    return value
+
+
+def check_dropout(dropout):
+    """Check a dropout probability: a number with 0 <= dropout < 1; return it as a float."""
+    return check_real("dropout", dropout, minimum=0, below=1)
+
+
+def check_sizes(**sizes):
+    """Check a layer's size arguments, e.g. ``check_sizes(vocab_size=v, num_hiddens=h)``:
+    each an int >= 1."""
+    for name, value in sizes.items():
+        check_int(name, value, minimum=1)
+
+
+def check_vocab(name, vocab, tokens):
+    """Check that ``vocab`` (a :class:`d2lcore.text.Vocab`) holds the reserved ``tokens``,
+    e.g. ``("<bos>", "<eos>")``: without them a lookup would give ``<unk>`` silently."""
+    if not hasattr(vocab, "to_tokens") or not hasattr(vocab, "__contains__"):
+        raise TypeError(
+            f"{name} must be a d2lcore Vocab; got {type(vocab).__name__} {vocab!r:.60}"
+        )
+    missing = [t for t in tokens if t not in vocab]
+    if missing:
+        raise ValueError(
+            f"{name} must hold the reserved tokens {list(tokens)}; it lacks {missing}: "
+            "build it with reserved_tokens=['<pad>', '<bos>', '<eos>']"
+        )
+
+
+def check_built_widths(layer, **inputs):
+    """For a layer whose input sizes are inferred on its first call, e.g.
+    ``check_built_widths(self, queries=queries, keys=keys)``: remember the last dimension of
+    each input at the first call, and raise ValueError when a later call gives another one
+    (the weights were built for the first). Unknown sizes (None, in a traced graph) are
+    not checked."""
+    widths = layer.__dict__.setdefault("_d2l_input_widths", {})
+    for name, X in inputs.items():
+        shape = _shape_of(X)
+        size = shape[-1] if shape else None
+        built = widths.get(name)
+        if None not in (built, size) and built != size:
+            raise ValueError(
+                f"{name}'s last dimension must be {built}, the size this "
+                f"{type(layer).__name__} was built for on its first call; got {name} of "
+                f"shape {shape}: make a new layer for inputs of another size"
+            )
+        if built is None:
+            widths[name] = size
+
+
+# --- tensors' contents: the messages, for the hooks of each framework (d2lcore.<framework>.checks) ---------
+
+
+def dtype_error(name, dtype, expected):
+    """The TypeError for a tensor ``name`` of ``dtype`` where ``expected`` (e.g. "a
+    floating-point") was needed."""
+    return TypeError(
+        f"{name} must be {expected} tensor; got dtype {dtype}"
+        + (
+            ": convert it first (e.g. X.float() in PyTorch, X.astype('float32') in MXNet, "
+            "tf.cast(X, tf.float32) in TensorFlow)"
+            if "float" in expected
+            else ": token indices are whole numbers (e.g. int32 or int64)"
+        )
+    )
+
+
+def token_ids_error(name, ids, vocab_size):
+    """The ValueError for token indices ``ids`` (NumPy) outside 0 ... vocab_size - 1."""
+    bad = ids[(ids < 0) | (ids >= vocab_size)]
+    return ValueError(
+        f"{name} must hold token indices 0 ... {vocab_size - 1} (vocab_size = "
+        f"{vocab_size}); got {bad.size} out of range, e.g. {sorted(set(bad.tolist()))[:5]}"
+        ": was the model built for another vocabulary?"
+    )
+
+
+def check_tuple(name, value, fields):
+    """Check that ``value`` is a tuple (or list) of the ``fields`` (their names, e.g.
+    ``("outputs", "hidden")``), as a decoder's state is; return it as a tuple."""
+    if not isinstance(value, tuple | list) or len(value) != len(fields):
+        raise TypeError(
+            f"{name} must be a tuple ({', '.join(fields)}); got {type(value).__name__}"
+            + (f" of {len(value)} entries" if isinstance(value, tuple | list) else "")
+        )
+    return tuple(value)
+
+
+def check_steps(name, steps):
+    """Check that a sequence batch ``name`` has at least one time step (``steps``: its size,
+    None when unknown)."""
+    if steps is not None and steps < 1:
+        raise ValueError(
+            f"{name} must have at least one time step, shape (batch, steps >= 1); got "
+            f"{steps} steps"
+        )
+
+
+def check_epoch_tokens(epoch, tokens):
+    """For a training loop: epoch ``epoch`` (counted from 0) saw ``tokens`` target tokens;
+    none means a loss of 0 / 0, so raise ValueError saying why that happens."""
+    if tokens == 0:
+        raise ValueError(
+            f"data_iter gave no target tokens in epoch {epoch + 1}: it is empty, used up (a "
+            "generator can be read only once: use load_array), or every Y_valid_len is 0"
+        )

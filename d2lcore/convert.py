@@ -8,6 +8,8 @@ def to_numpy(x):
     array on the host. Gradients are not tracked through the result."""
     if isinstance(x, np.ndarray):
         return x
+    if x is None:
+        raise TypeError("to_numpy needs a tensor, an array, a number or a list; got None")
     if hasattr(x, "asnumpy"):  # MXNet
         return x.asnumpy()
     if hasattr(x, "detach"):  # PyTorch

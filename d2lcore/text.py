@@ -7,7 +7,7 @@ import collections
 
 import numpy
 
-from d2lcore.checks import check_int
+from d2lcore.checks import check_int, check_vocab
 from d2lcore.datasets import read_data_nmt
 
 
@@ -184,6 +184,12 @@ def truncate_pad(line, num_steps, padding_token):
     ``line``: a list (of tokens or indices); returns a new list of length ``num_steps``.
     """
     check_int("num_steps", num_steps, minimum=1)
+    if isinstance(line, str | bytes) or not hasattr(line, "__iter__"):
+        raise TypeError(
+            f"line must be a list of tokens or indices; got {type(line).__name__} "
+            f"{line!r:.40}"
+            + (": split it into tokens first" if isinstance(line, str) else "")
+        )
     line = list(line)
     if len(line) > num_steps:
         return line[:num_steps]
@@ -238,6 +244,7 @@ def encode_source(src_sentence, src_vocab, num_steps):
     ``<pad>``; its valid length, counted after truncation to ``num_steps``)."""
     if not isinstance(src_sentence, str):
         raise TypeError(f"src_sentence must be a str; got {type(src_sentence).__name__}")
+    check_vocab("src_vocab", src_vocab, ("<eos>", "<pad>"))
     tokens = preprocess_nmt(src_sentence).split()
     if not tokens:
         raise ValueError(

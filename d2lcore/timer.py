@@ -22,7 +22,9 @@ class Timer:
         return self.times[-1]
 
     def avg(self):
-        """The mean duration of the recorded runs."""
+        """The mean duration of the recorded runs; ValueError before the first ``stop()``."""
+        if not self.times:
+            raise ValueError("Timer.avg: no run recorded yet: call stop() after start()")
         return sum(self.times) / len(self.times)
 
     def sum(self):

@@ -7,7 +7,16 @@ import numpy as onp
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_lengths, check_shapes, valid_lens_spec
+from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_int,
+    check_lengths,
+    check_shapes,
+    valid_lens_spec,
+)
+
+from .checks import check_float
 
 
 def masked_softmax(X, valid_lens):
@@ -15,6 +24,7 @@ def masked_softmax(X, valid_lens):
     each valid length. valid_lens: None, (batch,) or (batch, queries). A masked key gets
     weight 0 and gradient 0; a length of 0 gives a row of zeros; a length above the number
     of keys keeps all keys."""
+    check_float(X=X)
     if valid_lens is None:
         check_shapes(X=(X, "batch queries keys"))
         return npx.softmax(X, axis=-1)
@@ -40,6 +50,8 @@ class AdditiveAttention(nn.Block):
 
     def __init__(self, num_hiddens, dropout):
         super().__init__()
+        check_int("num_hiddens", num_hiddens, minimum=1)
+        check_dropout(dropout)
         self.W_q = nn.Dense(num_hiddens, use_bias=False, flatten=False)
         self.W_k = nn.Dense(num_hiddens, use_bias=False, flatten=False)
         self.w_v = nn.Dense(1, use_bias=False, flatten=False)
@@ -53,6 +65,8 @@ class AdditiveAttention(nn.Block):
             keys=(keys, "batch n_k d_k"),
             values=(values, "batch n_k d_v"),
         )
+        check_float(queries=queries, keys=keys, values=values)
+        check_built_widths(self, queries=queries, keys=keys)
         queries, keys = self.W_q(queries), self.W_k(keys)  # (batch, *, num_hiddens)
         # Every query meets every key by broadcasting:
         # (batch, queries, 1, hiddens) + (batch, 1, keys, hiddens)
@@ -69,6 +83,7 @@ class DotProductAttention(nn.Block):
 
     def __init__(self, dropout):
         super().__init__()
+        check_dropout(dropout)
         self.dropout = nn.Dropout(dropout)
         self.attention_weights = None
 
@@ -79,6 +94,7 @@ class DotProductAttention(nn.Block):
             keys=(keys, "batch n_k d"),
             values=(values, "batch n_k d_v"),
         )
+        check_float(queries=queries, keys=keys, values=values)
         d = queries.shape[-1]
         scores = npx.batch_dot(queries, keys, transpose_b=True) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)

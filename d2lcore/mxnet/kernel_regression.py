@@ -3,8 +3,10 @@
 from mxnet import autograd, gluon, init, np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import check_int, check_real, check_shapes
 from d2lcore.plotting import Animator
+
+from .checks import check_float
 
 
 class NWKernelRegression(nn.Block):
@@ -19,6 +21,7 @@ class NWKernelRegression(nn.Block):
     def forward(self, queries, keys, values):
         # queries: (n,); keys, values: (n, m): the m key-value pairs that query i attends to
         check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
+        check_float(queries=queries, keys=keys, values=values)
         queries = queries.reshape(-1, 1)  # (n, 1): broadcasts against its row of keys
         self.attention_weights = npx.softmax(
             -(((queries - keys) * self.w.data()) ** 2) / 2, axis=1
@@ -34,6 +37,9 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
     # targets of shape (n, 1) would silently broadcast against the predictions
     check_shapes(queries=(queries, "n"), targets=(targets, "n"))
+    check_float(targets=targets)
+    check_real("lr", lr, above=0)
+    check_int("num_epochs", num_epochs, minimum=1)
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": lr})
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []

@@ -8,12 +8,16 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
     check_heads,
     check_int,
     check_lengths,
     check_shapes,
     valid_lens_spec,
 )
+
+from .checks import check_float
 
 
 def transpose_qkv(X, num_heads):
@@ -61,6 +65,7 @@ class MultiHeadAttention(nn.HybridBlock):
         super().__init__()
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
+        check_dropout(dropout)
         self.num_heads, self.d = num_heads, num_hiddens // num_heads  # d: per head
         self.dropout = nn.Dropout(dropout)
         self.W_q = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
@@ -99,6 +104,8 @@ class MultiHeadAttention(nn.HybridBlock):
             keys=(keys, "batch n_k d_k"),
             values=(values, "batch n_k d_v"),
         )
+        check_float(queries=queries, keys=keys, values=values)
+        check_built_widths(self, queries=queries, keys=keys, values=values)
         valid_lens = self.lengths(queries, keys, valid_lens)
         output, self.head_weights = super().forward(queries, keys, values, valid_lens)
         return output

@@ -4,9 +4,18 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_lengths, check_shapes
+from d2lcore.checks import (
+    check_dropout,
+    check_lengths,
+    check_real,
+    check_shapes,
+    check_sizes,
+    check_steps,
+    check_tuple,
+)
 
 from .attention import AdditiveAttention
+from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
@@ -20,13 +29,31 @@ class Seq2SeqEncoder(Encoder):
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
+        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
 
     def forward(self, X, *args):
-        check_shapes(X=(X, "batch steps"))
+        check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
+        check_token_ids("X", X, self.vocab_size)
         outputs, state = self.rnn(self.embedding(X))  # the initial state is zeros
         return outputs, state
+
+
+def _check_valid_lens(enc_outputs, enc_valid_lens):
+    """Check enc_valid_lens: None, or (batch,) whole numbers >= 0 for enc_outputs (batch,
+    src_steps, num_hiddens)."""
+    if enc_valid_lens is not None:
+        check_shapes(
+            enc_outputs=(enc_outputs, "batch steps h"),
+            enc_valid_lens=(enc_valid_lens, "batch"),
+        )
+        check_lengths("enc_valid_lens", enc_valid_lens.asnumpy())
+
+
+_STATE = ("enc_outputs", "hidden", "enc_valid_lens")
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):
@@ -41,6 +68,9 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
+        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.attention = AdditiveAttention(num_hiddens, dropout)
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
@@ -48,18 +78,19 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self._attention_weights = []
 
     def init_state(self, enc_outputs, enc_valid_lens):
-        outputs, hidden = enc_outputs  # (batch, src_steps, h), (num_layers, batch, h)
-        if enc_valid_lens is not None:
-            check_shapes(
-                enc_outputs=(outputs, "batch steps h"),
-                enc_valid_lens=(enc_valid_lens, "batch"),
-            )
-            check_lengths("enc_valid_lens", enc_valid_lens.asnumpy())
+        outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
+        # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
+        _check_valid_lens(outputs, enc_valid_lens)
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):
-        enc_outputs, hidden, enc_valid_lens = state
-        check_shapes(X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h"))
+        enc_outputs, hidden, enc_valid_lens = check_tuple("state", state, _STATE)
+        dims = check_shapes(
+            X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
+        )
+        check_steps("X", dims.get("steps"))
+        check_token_ids("X", X, self.vocab_size)
+        _check_valid_lens(enc_outputs, enc_valid_lens)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # The keys (the encoder outputs) are the same at every decoding step: project them
         # by W_k once here, not at each step inside self.attention (same numbers, fewer
@@ -104,10 +135,15 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 def sequence_mask(X, valid_len, value=0):
     """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by
     ``value``, as a new array. valid_len: (batch,)."""
+    if not isinstance(X, np.ndarray):
+        raise TypeError(f"X must be an mxnet.np.ndarray; got {type(X).__name__}")
     if X.ndim < 2:
         raise ValueError(f"X must have shape (batch, steps, ...); got {X.shape}")
+    check_real("value", value, finite=False)
     if not isinstance(valid_len, np.ndarray):
         valid_len = np.array(valid_len, ctx=X.ctx)
+    # MXNet's kernel crashes the process on a negative length: check before it runs
+    check_lengths("valid_len", valid_len.asnumpy())
     if valid_len.shape != (X.shape[0],):
         raise ValueError(
             f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
@@ -133,6 +169,8 @@ class MaskedSoftmaxCELoss(nn.Block):
             label=(label, "batch steps"),
             valid_len=(valid_len, "batch"),
         )
+        check_float(pred=pred)
+        check_token_ids("label", label, pred.shape[-1])
         # -log p(label): the label's entry of each log-softmax row, (batch, steps)
         loss = -npx.pick(npx.log_softmax(pred, axis=-1), label, axis=-1)
         return sequence_mask(loss, valid_len).sum(axis=1)

@@ -4,7 +4,7 @@ import math
 
 from mxnet import autograd, nd, np
 
-from d2lcore.checks import check_int
+from d2lcore.checks import check_epoch_tokens, check_int, check_real, check_vocab
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -93,6 +93,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, above=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     _initialize(net, device)
     optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
@@ -119,6 +121,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             optimizer.step()  # clips the gradient's global norm to 1, then Adam
             loss_sum = loss_sum + loss
             num_tokens = num_tokens + tokens
+        check_epoch_tokens(epoch, int(num_tokens))
         losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
         total_tokens += int(num_tokens)
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
@@ -149,6 +152,7 @@ def predict_seq2seq(
     num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []. Outside
     ``autograd.record()`` MXNet runs in evaluation mode (no dropout)."""
     check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []

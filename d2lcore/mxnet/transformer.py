@@ -15,12 +15,15 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
     check_heads,
     check_int,
     check_shapes,
 )
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
+from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import HybridBlock
 from .multihead import MultiHeadAttention
@@ -41,6 +44,9 @@ class PositionWiseFFN(nn.HybridBlock):
         self.dense2 = nn.Dense(ffn_num_outputs, flatten=False)
 
     def forward(self, X):
+        if isinstance(X, np.ndarray):  # not in a hybridized parent's graph
+            check_float(X=X)
+            check_built_widths(self, X=X)
         return super().forward(X)
 
     def hybrid_forward(self, F, X):
@@ -56,11 +62,14 @@ class AddNorm(nn.HybridBlock):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(check_dropout(dropout))
         self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
 
     def forward(self, X, Y):
         # In a hybridized parent's graph X and Y are symbols, whose shapes are unknown
+        if isinstance(X, np.ndarray):
+            check_float(X=X, Y=Y)
+            check_built_widths(self, X=X)
         if isinstance(X, np.ndarray) and X.shape != Y.shape:
             raise ValueError(
                 "AddNorm adds X and Y, so they must have the same shape; got X "
@@ -118,7 +127,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
@@ -138,6 +147,7 @@ class TransformerEncoder(Encoder):
 
     def forward(self, X, valid_lens=None):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
         for blk in self.blks:
@@ -232,7 +242,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
@@ -254,6 +264,7 @@ class TransformerDecoder(AttentionDecoder):
 
     def forward(self, X, state):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1

@@ -5,9 +5,17 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_heads, check_int, check_shapes, valid_lens_spec
+from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_heads,
+    check_int,
+    check_shapes,
+    valid_lens_spec,
+)
 
 from .attention import DotProductAttention
+from .checks import check_float
 from .layers import Layer, size
 
 
@@ -48,6 +56,7 @@ class MultiHeadAttention(Layer):
         super().__init__()
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
+        check_dropout(dropout)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=bias)
@@ -66,6 +75,8 @@ class MultiHeadAttention(Layer):
             valid_lens = tf.convert_to_tensor(valid_lens)
             shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
         check_shapes(**shapes)
+        check_float(queries=queries, keys=keys, values=values)
+        check_built_widths(self, queries=queries, keys=keys, values=values)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
         keys = transpose_qkv(self.W_k(keys), self.num_heads)

@@ -4,9 +4,10 @@
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int, check_positions
+from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
+from .checks import check_float
 from .layers import Layer
 
 
@@ -19,12 +20,13 @@ class PositionalEncoding(Layer):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = keras.layers.Dropout(check_dropout(dropout))
         self.P = tf.constant(sinusoid_table(max_len, num_hiddens))
 
     def call(self, X, offset=0, training=None):
         # X: (batch, steps, num_hiddens)
         steps = check_positions(X, self.num_hiddens, offset, self.max_len)
+        check_float(X=X)
         if steps is None:  # unknown until run time (tf.function): check it in the graph
             steps = tf.shape(X)[1]
             tf.debugging.assert_less_equal(

@@ -4,9 +4,18 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_lengths, check_shapes
+from d2lcore.checks import (
+    check_dropout,
+    check_lengths,
+    check_real,
+    check_shapes,
+    check_sizes,
+    check_steps,
+    check_tuple,
+)
 
 from .attention import AdditiveAttention
+from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
@@ -20,11 +29,15 @@ class Seq2SeqEncoder(Encoder):
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
+        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.embedding = keras.layers.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
 
     def call(self, X, *args, training=None):
-        check_shapes(X=(X, "batch steps"))
+        check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
+        check_token_ids("X", X, self.vocab_size)
         embs = self.embedding(X)
         outputs, state = self.rnn(embs, training=training)  # the initial state is zeros
         return outputs, state
@@ -36,6 +49,21 @@ def _masked_softmax(scores, mask):
     """
     masked = tf.where(mask, scores, scores.dtype.min)
     return tf.nn.softmax(masked, axis=-1) * tf.cast(mask, scores.dtype)
+
+
+def _check_valid_lens(enc_outputs, enc_valid_lens):
+    """Check enc_valid_lens: None, or (batch,) whole numbers >= 0 for enc_outputs (batch,
+    src_steps, num_hiddens)."""
+    if enc_valid_lens is not None:
+        check_shapes(
+            enc_outputs=(enc_outputs, "batch steps h"),
+            enc_valid_lens=(enc_valid_lens, "batch"),
+        )
+        if tf.executing_eagerly():  # inside tf.function the mask is built unchecked
+            check_lengths("enc_valid_lens", enc_valid_lens.numpy())
+
+
+_STATE = ("enc_outputs", "hidden", "enc_valid_lens")
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):
@@ -50,6 +78,9 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
+        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.attention = AdditiveAttention(num_hiddens, dropout)
         self.embedding = keras.layers.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
@@ -57,19 +88,19 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self._attention_weights = ()
 
     def init_state(self, enc_outputs, enc_valid_lens):
-        outputs, hidden = enc_outputs  # (batch, src_steps, h), (num_layers, batch, h)
-        if enc_valid_lens is not None:
-            check_shapes(
-                enc_outputs=(outputs, "batch steps h"),
-                enc_valid_lens=(enc_valid_lens, "batch"),
-            )
-            if tf.executing_eagerly():  # inside tf.function the mask is built unchecked
-                check_lengths("enc_valid_lens", enc_valid_lens.numpy())
+        outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
+        # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
+        _check_valid_lens(outputs, enc_valid_lens)
         return outputs, hidden, enc_valid_lens
 
     def call(self, X, state, training=None):
-        enc_outputs, hidden, enc_valid_lens = state
-        check_shapes(X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h"))
+        enc_outputs, hidden, enc_valid_lens = check_tuple("state", state, _STATE)
+        dims = check_shapes(
+            X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
+        )
+        check_steps("X", dims.get("steps"))
+        check_token_ids("X", X, self.vocab_size)
+        _check_valid_lens(enc_outputs, enc_valid_lens)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # The keys (the encoder outputs) are the same at every decoding step: project them
         # by W_k once here, not at each step inside self.attention (same numbers, fewer
@@ -115,7 +146,10 @@ def sequence_mask(X, valid_len, value=0):
     X = tf.convert_to_tensor(X)
     if X.shape.rank < 2:
         raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
+    check_real("value", value, finite=False)
     valid_len = tf.convert_to_tensor(valid_len)
+    if tf.executing_eagerly():  # in a traced graph (train_seq2seq) the batch was checked
+        check_lengths("valid_len", valid_len.numpy())
     if valid_len.shape.rank != 1 or valid_len.shape[0] not in (None, X.shape[0]):
         raise ValueError(
             f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
@@ -142,6 +176,8 @@ class MaskedSoftmaxCELoss(keras.layers.Layer):
             label=(label, "batch steps"),
             valid_len=(valid_len, "batch"),
         )
+        check_float(pred=pred)
+        check_token_ids("label", label, pred.shape[-1])
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=tf.cast(label, tf.int32), logits=pred
         )  # (batch, steps)

@@ -5,7 +5,14 @@ import weakref
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int
+from d2lcore.checks import (
+    check_epoch_tokens,
+    check_int,
+    check_lengths,
+    check_real,
+    check_tuple,
+    check_vocab,
+)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -13,6 +20,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
+from .checks import check_token_ids
 from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
@@ -60,6 +68,18 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
     return train_step
 
 
+def _check_batch(net, batch):
+    """The values that the compiled step cannot check, eagerly, once per batch: token
+    indices within the vocabularies of net's encoder and decoder, and valid lengths."""
+    fields = ("X", "X_valid_len", "Y", "Y_valid_len")
+    X, X_valid_len, Y, Y_valid_len = check_tuple("each batch", batch, fields)
+    for name, ids, layer in (("X", X, net.encoder), ("Y", Y, net.decoder)):
+        if hasattr(layer, "vocab_size"):
+            check_token_ids(name, ids, layer.vocab_size)
+    check_lengths("X_valid_len", X_valid_len.numpy())
+    check_lengths("Y_valid_len", Y_valid_len.numpy())
+
+
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
 
@@ -71,6 +91,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, above=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     with tf.device(_device_name(device)):
         _initialize(net)
         # epsilon: the default of PyTorch and MXNet (Keras uses 1e-7)
@@ -88,8 +110,10 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 if train_step is None:
                     bos = tgt_vocab["<bos>"]
                     train_step = _make_train_step(net, optimizer, loss_fn, bos, batch)
+                _check_batch(net, batch)
                 loss, tokens = train_step(*batch)
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
+            check_epoch_tokens(epoch, int(num_tokens))
             losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
             total_tokens += int(num_tokens)
             if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
@@ -180,6 +204,7 @@ def predict_seq2seq(
     The encoder and each decoder step run as TensorFlow graphs, traced on their first use
     and kept for later sentences (the first translation takes longer)."""
     check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []

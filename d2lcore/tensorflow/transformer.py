@@ -7,9 +7,16 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_heads, check_int, check_shapes
+from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_heads,
+    check_int,
+    check_shapes,
+)
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
+from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import Layer, size
 from .multihead import MultiHeadAttention
@@ -30,6 +37,8 @@ class PositionWiseFFN(keras.layers.Layer):
         self.dense2 = keras.layers.Dense(ffn_num_outputs)
 
     def call(self, X, training=None):
+        check_float(X=X)
+        check_built_widths(self, X=X)
         return self.dense2(self.relu(self.dense1(X)))
 
 
@@ -49,10 +58,12 @@ class AddNorm(keras.layers.Layer):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = keras.layers.Dropout(check_dropout(dropout))
         self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, Y, training=None):
+        check_float(X=X, Y=Y)
+        check_built_widths(self, X=X)
         if not _same_shape(X, Y):
             raise ValueError(
                 "AddNorm adds X and Y, so they must have the same shape; got X "
@@ -104,7 +115,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
@@ -119,6 +130,7 @@ class TransformerEncoder(Encoder):
 
     def call(self, X, valid_lens=None, training=None):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
         X = self.pos_encoding(X, training=training)
@@ -214,7 +226,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
@@ -235,6 +247,7 @@ class TransformerDecoder(AttentionDecoder):
 
     def call(self, X, state, training=None):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1

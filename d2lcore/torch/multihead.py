@@ -5,9 +5,17 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import torch
 from torch import nn
 
-from d2lcore.checks import check_heads, check_int, check_shapes, valid_lens_spec
+from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_heads,
+    check_int,
+    check_shapes,
+    valid_lens_spec,
+)
 
 from .attention import DotProductAttention
+from .checks import check_float
 
 
 def transpose_qkv(X, num_heads):
@@ -45,6 +53,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
+        check_dropout(dropout)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = nn.LazyLinear(num_hiddens, bias=bias)
@@ -64,6 +73,8 @@ class MultiHeadAttention(nn.Module):
                 valid_lens = torch.as_tensor(valid_lens, device=queries.device)
             shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
         check_shapes(**shapes)
+        check_float(queries=queries, keys=keys, values=values)
+        check_built_widths(self, queries=queries, keys=keys, values=values)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
         keys = transpose_qkv(self.W_k(keys), self.num_heads)

@@ -4,8 +4,10 @@ is all you need"."""
 import torch
 from torch import nn
 
-from d2lcore.checks import check_int, check_positions
+from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
+
+from .checks import check_float
 
 
 class PositionalEncoding(nn.Module):
@@ -17,7 +19,7 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(check_dropout(dropout))
         # Not a weight, and not saved: it is rebuilt from the formula
         table = torch.from_numpy(sinusoid_table(max_len, num_hiddens))
         self.register_buffer("P", table, persistent=False)
@@ -25,5 +27,6 @@ class PositionalEncoding(nn.Module):
     def forward(self, X, offset=0):
         # X: (batch, steps, num_hiddens)
         steps = check_positions(X, self.num_hiddens, offset, self.max_len)
+        check_float(X=X)
         P = self.P[:, offset : offset + steps, :].to(dtype=X.dtype, device=X.device)
         return self.dropout(X + P)

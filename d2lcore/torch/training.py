@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from d2lcore.checks import check_int
+from d2lcore.checks import check_epoch_tokens, check_int, check_real, check_vocab
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -34,6 +34,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, above=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     net.to(device)
     _initialize(net, device)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
@@ -62,6 +64,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             optimizer.step()
             loss_sum += loss.detach()
             num_tokens += tokens
+        check_epoch_tokens(epoch, int(num_tokens))
         losses.append((loss_sum / num_tokens).item())  # the one wait of the epoch
         total_tokens += int(num_tokens)
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
@@ -91,6 +94,7 @@ def predict_seq2seq(
     (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
     num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
     check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     net.eval()

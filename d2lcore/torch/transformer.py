@@ -9,9 +9,16 @@ from torch import nn
 from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedParameter
 
-from d2lcore.checks import check_heads, check_int, check_shapes
+from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_heads,
+    check_int,
+    check_shapes,
+)
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
+from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
@@ -31,6 +38,8 @@ class PositionWiseFFN(nn.Module):
         self.dense2 = nn.LazyLinear(ffn_num_outputs)
 
     def forward(self, X):
+        check_float(X=X)
+        check_built_widths(self, X=X)
         return self.dense2(self.relu(self.dense1(X)))
 
 
@@ -70,10 +79,12 @@ class AddNorm(nn.Module):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(check_dropout(dropout))
         self.ln = _LazyLayerNorm(LAYER_NORM_EPS)
 
     def forward(self, X, Y):
+        check_float(X=X, Y=Y)
+        check_built_widths(self, X=X)
         if X.shape != Y.shape:
             raise ValueError(
                 "AddNorm adds X and Y, so they must have the same shape; got X "
@@ -123,7 +134,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_int("num_layers", num_layers, minimum=1)
@@ -138,6 +149,7 @@ class TransformerEncoder(Encoder):
 
     def forward(self, X, valid_lens=None):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
         for blk in self.blks:
@@ -224,7 +236,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_int("vocab_size", vocab_size, minimum=1)
+        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
@@ -245,6 +257,7 @@ class TransformerDecoder(AttentionDecoder):
 
     def forward(self, X, state):
         check_shapes(X=(X, "batch steps"))
+        check_token_ids("X", X, self.vocab_size)
         past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1

@@ -1,0 +1,27 @@
+"""Checks of MXNet arrays' dtypes and contents: the framework facts behind the messages of
+:mod:`d2lcore.checks`."""
+
+import numpy as onp
+from mxnet import np
+
+from d2lcore.checks import dtype_error, token_ids_error
+
+
+def check_float(**tensors):
+    """Check that each keyword's value is a floating-point ``mxnet.np`` array."""
+    for name, X in tensors.items():
+        if not isinstance(X, np.ndarray):
+            raise TypeError(f"{name} must be an mxnet.np.ndarray; got {type(X).__name__}")
+        if not onp.issubdtype(X.dtype, onp.floating):
+            raise dtype_error(name, X.dtype, "a floating-point")
+
+
+def check_token_ids(name, X, vocab_size):
+    """Check that X holds integer token indices 0 ... vocab_size - 1 (MXNet's embeddings
+    and losses would clamp the others silently): one reduction and one wait per call."""
+    if not isinstance(X, np.ndarray):
+        raise TypeError(f"{name} must be an mxnet.np.ndarray; got {type(X).__name__}")
+    if not onp.issubdtype(X.dtype, onp.integer):
+        raise dtype_error(name, X.dtype, "an integer")
+    if X.size and bool(((X < 0) | (X >= vocab_size)).any()):
+        raise token_ids_error(name, X.asnumpy(), vocab_size)
