@@ -280,3 +280,13 @@ def check_epoch_tokens(epoch, tokens):
             f"data_iter gave no target tokens in epoch {epoch + 1}: it is empty, used up (a "
             "generator can be read only once: use load_array), or every Y_valid_len is 0"
         )
+
+
+def not_implemented(layer, method):
+    """The NotImplementedError of a base class's ``method`` (Encoder, Decoder,
+    AttentionDecoder) called on ``layer``, which does not define it."""
+    return NotImplementedError(
+        f"{type(layer).__name__} does not define {method}: Encoder, Decoder and "
+        f"AttentionDecoder are base classes; subclass one and define {method} (as "
+        "Seq2SeqEncoder and Seq2SeqAttentionDecoder do)"
+    )

@@ -101,6 +101,11 @@ class WeightsIO:
         """Copy ``{canonical name: array}`` (NumPy arrays or any framework's tensors) into ``net``, in place.
         Strict: a missing, unexpected or wrongly shaped entry raises ValueError naming them all, before anything
         is changed."""
+        if not isinstance(weights, dict):
+            raise TypeError(
+                "weights must be a dict {canonical name: array}, as export_weights returns; "
+                f"got {type(weights).__name__}"
+            )
         expected, loaders = self._collect(net)
         given = {str(name): to_numpy(array) for name, array in weights.items()}
         check_weights_fit(expected, given)

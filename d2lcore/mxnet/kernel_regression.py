@@ -38,7 +38,7 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     # targets of shape (n, 1) would silently broadcast against the predictions
     check_shapes(queries=(queries, "n"), targets=(targets, "n"))
     check_float(targets=targets)
-    check_real("lr", lr, above=0)
+    check_real("lr", lr, minimum=0)
     check_int("num_epochs", num_epochs, minimum=1)
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": lr})
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])

@@ -1,6 +1,8 @@
 """The encoder–decoder architecture in TensorFlow (section 4): base classes and their
 composition, as Keras 3 layers."""
 
+from d2lcore.checks import not_implemented
+
 from .layers import Layer, Model
 
 
@@ -12,7 +14,7 @@ class Encoder(Layer):
         super().__init__()
 
     def call(self, X, *args, training=None):
-        raise NotImplementedError
+        raise not_implemented(self, "call")
 
 
 class Decoder(Layer):
@@ -23,10 +25,10 @@ class Decoder(Layer):
         super().__init__()
 
     def init_state(self, enc_outputs, *args):
-        raise NotImplementedError
+        raise not_implemented(self, "init_state")
 
     def call(self, X, state, training=None):
-        raise NotImplementedError
+        raise not_implemented(self, "call")
 
 
 class AttentionDecoder(Decoder):
@@ -35,7 +37,7 @@ class AttentionDecoder(Decoder):
 
     @property
     def attention_weights(self):
-        raise NotImplementedError
+        raise not_implemented(self, "attention_weights")
 
 
 class EncoderDecoder(Model):

@@ -3,6 +3,8 @@ composition."""
 
 from torch import nn
 
+from d2lcore.checks import not_implemented
+
 
 class Encoder(nn.Module):
     """Base class of encoders: ``forward(X, *args)`` maps a source batch to encoder
@@ -12,7 +14,7 @@ class Encoder(nn.Module):
         super().__init__()
 
     def forward(self, X, *args):
-        raise NotImplementedError
+        raise not_implemented(self, "forward")
 
 
 class Decoder(nn.Module):
@@ -23,10 +25,10 @@ class Decoder(nn.Module):
         super().__init__()
 
     def init_state(self, enc_outputs, *args):
-        raise NotImplementedError
+        raise not_implemented(self, "init_state")
 
     def forward(self, X, state):
-        raise NotImplementedError
+        raise not_implemented(self, "forward")
 
 
 class AttentionDecoder(Decoder):
@@ -35,7 +37,7 @@ class AttentionDecoder(Decoder):
 
     @property
     def attention_weights(self):
-        raise NotImplementedError
+        raise not_implemented(self, "attention_weights")
 
 
 class EncoderDecoder(nn.Module):

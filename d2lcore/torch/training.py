@@ -34,7 +34,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
-    check_real("lr", lr, above=0)
+    check_real("lr", lr, minimum=0)
     check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     net.to(device)
     _initialize(net, device)
