@@ -15,7 +15,10 @@ def as_arrays(data_arrays):
     """``data_arrays`` (NumPy arrays or tensors with equal first dimensions) as a list of
     NumPy arrays, checked."""
     if not isinstance(data_arrays, list | tuple) or not data_arrays:
-        raise TypeError("data_arrays must be a non-empty list or tuple of arrays")
+        raise TypeError(
+            "data_arrays must be a non-empty list or tuple of arrays; got "
+            f"{type(data_arrays).__name__} {data_arrays!r:.40}"
+        )
     arrays = []
     for i, a in enumerate(data_arrays):
         a = numpy.asarray(to_numpy(a))

@@ -87,7 +87,8 @@ def check_weights_fit(expected, given):
         problems.append(f"wrong shapes [{'; '.join(mismatched)}]")
     if problems:
         raise ValueError(
-            "load_weights: the weights do not fit the layer: " + ", ".join(problems)
+            "load_weights: the weights must have exactly the layer's names and shapes; "
+            "got " + ", ".join(problems)
         )
 
 
@@ -98,8 +99,9 @@ def check_heads(num_hiddens, num_heads):
     check_int("num_heads", num_heads, minimum=1)
     if num_hiddens is not None and num_hiddens % num_heads:
         raise ValueError(
-            f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
-            "each head gets num_hiddens / num_heads features"
+            f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}), as "
+            "each head gets num_hiddens / num_heads features; got a remainder of "
+            f"{num_hiddens % num_heads}"
         )
     return num_heads
 
@@ -146,7 +148,8 @@ def check_positions(X, num_hiddens, offset, max_len):
     if steps is not None and offset + steps > max_len:
         raise ValueError(
             f"positions {offset} ... {offset + steps - 1} do not fit in the table of "
-            f"max_len = {max_len} positions: raise max_len"
+            f"max_len = {max_len} positions (got X with {steps} steps at offset {offset}): "
+            "raise max_len"
         )
     return steps
 
@@ -198,7 +201,7 @@ def check_vocab(name, vocab, tokens):
     missing = [t for t in tokens if t not in vocab]
     if missing:
         raise ValueError(
-            f"{name} must hold the reserved tokens {list(tokens)}; it lacks {missing}: "
+            f"{name} must hold the reserved tokens {list(tokens)}; got one without {missing}: "
             "build it with reserved_tokens=['<pad>', '<bos>', '<eos>']"
         )
 
@@ -277,8 +280,9 @@ def check_epoch_tokens(epoch, tokens):
     none means a loss of 0 / 0, so raise ValueError saying why that happens."""
     if tokens == 0:
         raise ValueError(
-            f"data_iter gave no target tokens in epoch {epoch + 1}: it is empty, used up (a "
-            "generator can be read only once: use load_array), or every Y_valid_len is 0"
+            f"data_iter must give target tokens in every epoch; got none in epoch {epoch + 1}: "
+            "it is empty, used up (a generator can be read only once: use load_array), or "
+            "every Y_valid_len is 0"
         )
 
 

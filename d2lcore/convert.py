@@ -25,4 +25,10 @@ def last_query(weights):
     Transformer decoder's self-attention and encoder–decoder attention)."""
     if isinstance(weights, (tuple, list)):
         return tuple(last_query(w) for w in weights)
-    return to_numpy(weights)[0, ..., -1, :]
+    weights = to_numpy(weights)
+    if weights.ndim < 3:
+        raise ValueError(
+            "weights must have shape (batch, ..., queries, keys); got shape "
+            f"{weights.shape}"
+        )
+    return weights[0, ..., -1, :]

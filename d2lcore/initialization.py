@@ -19,6 +19,11 @@ def xavier_uniform_weights(weights):
 
     ``weights``: the output of ``export_weights(net)``; only the names and shapes are
     used, except for the entries that the rule leaves as they are."""
+    if not isinstance(weights, dict):
+        raise TypeError(
+            "weights must be a dict {canonical name: array}, as export_weights returns; "
+            f"got {type(weights).__name__}"
+        )
     new = {}
     for name in sorted(weights):
         array = np.asarray(weights[name])

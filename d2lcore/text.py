@@ -208,7 +208,8 @@ def build_array_nmt(lines, vocab, num_steps):
     missing = [t for t in ("<eos>", "<pad>") if t not in vocab]
     if missing:
         raise ValueError(
-            f"vocab lacks {missing}: build it with reserved_tokens=['<pad>', '<bos>', '<eos>']"
+            f"vocab lacks {missing}, which build_array_nmt needs; got {vocab!r}: build it with "
+            "reserved_tokens=['<pad>', '<bos>', '<eos>']"
         )
     lines = list(lines)
     for i, line in enumerate(lines):

@@ -24,7 +24,10 @@ class Timer:
     def avg(self):
         """The mean duration of the recorded runs; ValueError before the first ``stop()``."""
         if not self.times:
-            raise ValueError("Timer.avg: no run recorded yet: call stop() after start()")
+            raise ValueError(
+                "Timer.avg needs at least one run recorded by stop(); got none: call stop() "
+                "after start()"
+            )
         return sum(self.times) / len(self.times)
 
     def sum(self):

@@ -72,7 +72,10 @@ class WeightsIO:
         problem = self.unbuilt(net, converter is not None)
         if problem:
             where = f"the sublayer {path!r}" if path else "the layer"
-            raise ValueError(f"{where} ({type(net).__name__}) {problem}")
+            raise ValueError(
+                f"net must have been called once before its weights can be read or set; got "
+                f"{where} ({type(net).__name__}), which {problem}"
+            )
         prefix = f"{path}." if path else ""
         if converter is not None:
             yield prefix, net, converter

@@ -39,7 +39,8 @@ def transpose_output(X, num_heads):
     if dims["batch_heads"] % num_heads:
         raise ValueError(
             f"X's first dimension ({dims['batch_heads']}) must be a multiple of "
-            f"num_heads ({num_heads}): it holds batch * num_heads rows"
+            f"num_heads ({num_heads}): it holds batch * num_heads rows; got X of shape "
+            f"{tuple(X.shape)}"
         )
     X = X.reshape(-1, num_heads, X.shape[1], X.shape[2])  # (batch, heads, n, d)
     X = np.transpose(X, (0, 2, 1, 3))  # (batch, n, heads, d)

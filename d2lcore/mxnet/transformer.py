@@ -97,6 +97,7 @@ class TransformerEncoderBlock(HybridBlock):
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
+        check_float(X=X)
         check_width("X", X.shape, self.num_hiddens)
         lens = self.attention.lengths(X, X, valid_lens)
         return self.attention.keep_weights(*super().forward(X, lens))
@@ -191,6 +192,7 @@ class TransformerDecoderBlock(HybridBlock):
         self.addnorm3 = AddNorm(dropout)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
+        check_float(X=X, enc_outputs=enc_outputs)
         batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
         check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
         if cache is None:

@@ -40,7 +40,8 @@ def transpose_output(X, num_heads):
     if dims.get("batch_heads", 0) % num_heads:
         raise ValueError(
             f"X's first dimension ({dims['batch_heads']}) must be a multiple of "
-            f"num_heads ({num_heads}): it holds batch * num_heads rows"
+            f"num_heads ({num_heads}): it holds batch * num_heads rows; got X of shape "
+            f"{tuple(X.shape)}"
         )
     X = tf.reshape(X, (-1, num_heads, size(X, 1), size(X, 2)))  # (batch, heads, n, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, n, heads, d)

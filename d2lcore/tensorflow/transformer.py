@@ -88,6 +88,7 @@ class TransformerEncoderBlock(Layer):
         self.addnorm2 = AddNorm(dropout)
 
     def call(self, X, valid_lens=None, training=None):
+        check_float(X=X)
         check_width("X", X.shape, self.num_hiddens)
         Y = self.addnorm1(
             X, self.attention(X, X, X, valid_lens, training=training), training=training
@@ -174,6 +175,7 @@ class TransformerDecoderBlock(Layer):
         self.addnorm3 = AddNorm(dropout)
 
     def call(self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None):
+        check_float(X=X, enc_outputs=enc_outputs)
         batch = check_width("X", X.shape, self.num_hiddens)[0]
         check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
         if cache is None:

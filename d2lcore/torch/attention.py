@@ -32,7 +32,7 @@ def masked_softmax(X, valid_lens):
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
     check_lengths("valid_lens", valid_lens.cpu().numpy())
-    lens = valid_lens.reshape(X.shape[0], -1)  # (batch, queries or 1)
+    lens = valid_lens.reshape(-1, 1) if spec == "batch" else valid_lens  # (batch, q or 1)
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = torch.arange(X.shape[-1], device=X.device)
     mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)

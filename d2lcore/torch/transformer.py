@@ -109,6 +109,7 @@ class TransformerEncoderBlock(nn.Module):
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
+        check_float(X=X)
         check_width("X", X.shape, self.num_hiddens)
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
         return self.addnorm2(Y, self.ffn(Y))
@@ -192,6 +193,7 @@ class TransformerDecoderBlock(nn.Module):
         self.addnorm3 = AddNorm(dropout)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
+        check_float(X=X, enc_outputs=enc_outputs)
         batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
         check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
         if cache is None:
