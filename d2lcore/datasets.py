@@ -10,10 +10,12 @@ import contextlib
 import hashlib
 import http.client
 import importlib.resources
+import json
 import os
 import shutil
 import stat
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -23,6 +25,17 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 TIMEOUT = 60
 """Seconds a download waits for the server (to connect, or for the next data) before failing."""
+
+DEADLINE = 1800
+"""Seconds a whole download may take, however the server trickles its data. Temporary
+``.part`` files and folders older than this are left over from a killed download or
+extraction: the next call removes them."""
+
+MAX_EXTRACTED_BYTES = 1 << 30
+"""The most bytes that extracting one archive may write (1 GiB)."""
+
+MAX_RATIO = 200
+"""The most that an archive's members may expand, in all, relative to the archive's size."""
 
 _CHUNK = 1 << 20  # read, hash and write 1 MiB at a time
 _ALGORITHMS = {"sha256": 64, "sha1": 40}  # algorithm -> length of its hex digest
@@ -123,17 +136,28 @@ def _registered(name):
 
 
 def _fetch(url, out, h):
-    """Stream ``url`` into the open file ``out``, updating the hash ``h``; raise on failure."""
+    """Stream ``url`` into the open file ``out``, updating the hash ``h``; raise on failure,
+    or when the whole transfer takes longer than DEADLINE seconds."""
+    deadline = time.monotonic() + DEADLINE
     request = urllib.request.Request(url, headers={"User-Agent": "d2lcore"})
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             length = response.headers.get("Content-Length", "")
             expected = int(length) if length.strip().isdigit() else None
             received = 0
-            while chunk := response.read(_CHUNK):
+            # read1: what has arrived (up to 1 MiB), so that a trickle cannot outlast the
+            # deadline inside one read
+            while chunk := response.read1(_CHUNK):
                 out.write(chunk)
                 h.update(chunk)
                 received += len(chunk)
+                if time.monotonic() > deadline:
+                    raise DownloadError(
+                        f"the transfer took longer than DEADLINE = {DEADLINE} s (got "
+                        f"{received} bytes so far); the server is too slow"
+                    )
+    except DownloadError:
+        raise
     except urllib.error.HTTPError as e:
         raise DownloadError(f"the server answered HTTP {e.code} {e.reason}") from e
     except urllib.error.URLError as e:
@@ -152,13 +176,22 @@ def download(name, cache_dir=None):
     ``cache_dir`` defaults to :func:`download_dir`. A copy already there with the right
     hash is used without any network access. Otherwise the file is streamed into a temporary
     file in ``cache_dir``, hashed while it arrives, checked (length and hash) and only then
-    renamed into place: a failed or interrupted download leaves nothing behind. Raises
-    :class:`DownloadError` (network, server, truncated transfer) or :class:`ChecksumError`
-    (wrong content), both naming the URL. Returns the file's :class:`pathlib.Path`.
+    renamed into place: a failed or interrupted download leaves nothing behind, and the
+    ``.part`` file of a killed one is removed by a later call once it is older than
+    DEADLINE. Raises :class:`DownloadError` (network, server, truncated transfer, a
+    transfer longer than DEADLINE seconds, a folder where the file must go) or
+    :class:`ChecksumError` (wrong content), both naming the URL or the path. Returns the
+    file's :class:`pathlib.Path`.
     """
     url, algorithm, digest, filename = _registered(name)
     folder = download_dir() if cache_dir is None else Path(cache_dir)
     target = folder / filename
+    if target.is_dir():
+        raise DownloadError(
+            f"{target} is a folder, where download({name!r}) must save a file: remove or "
+            "rename that folder, or pass another cache_dir"
+        )
+    _remove_stale(folder, filename)
     if target.is_file() and _hash_file(target, algorithm) == digest:
         return target
     folder.mkdir(parents=True, exist_ok=True)
@@ -195,6 +228,24 @@ def download(name, cache_dir=None):
     return target
 
 
+def _remove_stale(folder, name):
+    """Remove the temporary ``.<name>.*.part`` files and folders (and ``.old`` folders) in
+    ``folder`` that are older than DEADLINE: a killed download or extraction left them.
+    Younger ones may belong to a download running in another process."""
+    if not folder.is_dir():
+        return
+    too_old = time.time() - DEADLINE
+    for path in folder.glob(f".{name}.*"):
+        if path.suffix not in (".part", ".old"):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            if path.lstat().st_mtime < too_old:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
+
+
 def _archive_stem(filename):
     """(folder name, kind) for an archive file name: ``x.zip`` -> ("x", "zip")."""
     if filename.lower().endswith(".zip") and len(filename) > len(".zip"):
@@ -225,6 +276,20 @@ def _check_members(archive, members, root):
             raise ArchiveError(f"refusing to extract {archive}: member {name!r} {why}")
 
 
+def _check_size(archive, total):
+    """Refuse an archive whose members expand to more than MAX_EXTRACTED_BYTES, or more than
+    MAX_RATIO times its own size (a zip bomb). zipfile reads no member beyond the size that
+    the archive declares, so the declared sizes bound what is written."""
+    size = max(archive.stat().st_size, 1)
+    if total > MAX_EXTRACTED_BYTES or total > MAX_RATIO * size:
+        raise ArchiveError(
+            f"refusing to extract {archive}: its members must expand to at most "
+            f"MAX_EXTRACTED_BYTES = {MAX_EXTRACTED_BYTES} bytes and MAX_RATIO = {MAX_RATIO} "
+            f"times the archive's {size} bytes; got {total} bytes. If you trust it, raise "
+            "d2lcore.datasets.MAX_EXTRACTED_BYTES or MAX_RATIO"
+        )
+
+
 def _extract_zip(archive, root):
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
@@ -236,6 +301,7 @@ def _extract_zip(archive, root):
                 (info.filename, info.is_dir(), not info.is_dir() and not special)
             )
         _check_members(archive, members, root)
+        _check_size(archive, sum(info.file_size for info in infos))
         for info in infos:
             dest = root / info.filename
             if info.is_dir():
@@ -253,8 +319,11 @@ def download_extract(name, cache_dir=None):
     if all of the archive's members lie in a top folder ``x/``, that folder's contents
     become ``x``'s (so ``fra-eng.zip`` holding ``fra-eng/fra.txt`` gives ``fra-eng/fra.txt``).
     Members with absolute paths, ``..`` components, links or special files are refused
-    before anything is written. Extraction goes to a temporary folder that is renamed into
-    place when complete; an existing complete folder for the same archive is reused.
+    before anything is written, and so is an archive that would expand to more than
+    MAX_EXTRACTED_BYTES, or more than MAX_RATIO times its size. Extraction goes to a
+    temporary folder that is renamed into place when complete; an existing folder is reused
+    when its marker names the same archive and every extracted file is there with its
+    size (else it is extracted again).
     Raises :class:`ArchiveError` for a bad archive (nothing is left behind). Returns the
     folder's :class:`pathlib.Path`.
     """
@@ -263,6 +332,7 @@ def download_extract(name, cache_dir=None):
     archive = download(name, cache_dir)
     target = archive.parent / stem
     stamp = f"{algorithm}:{digest}"
+    _remove_stale(archive.parent, stem)
     if _is_extracted(target, stamp):
         return target
     tmp = Path(tempfile.mkdtemp(dir=archive.parent, prefix=f".{stem}.", suffix=".part"))
@@ -284,7 +354,13 @@ def download_extract(name, cache_dir=None):
         entries = list(root.iterdir())
         if len(entries) == 1 and entries[0].name == stem and entries[0].is_dir():
             root = entries[0]
-        (root / _MARKER).write_text(stamp + "\n", encoding="utf-8")
+        files = {
+            p.relative_to(root).as_posix(): p.stat().st_size
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
+        marker = {"archive": stamp, "files": files}
+        (root / _MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         _move_into_place(root, target, stamp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -292,8 +368,17 @@ def download_extract(name, cache_dir=None):
 
 
 def _is_extracted(folder, stamp):
-    marker = folder / _MARKER
-    return marker.is_file() and marker.read_text(encoding="utf-8").strip() == stamp
+    """Whether ``folder`` holds a complete extraction of the archive ``stamp``: its marker
+    names that archive, and every file it lists is there with its size."""
+    try:
+        marker = json.loads((folder / _MARKER).read_text(encoding="utf-8"))
+        files = marker["files"]
+        return marker["archive"] == stamp and all(
+            (folder / name).is_file() and (folder / name).stat().st_size == size
+            for name, size in files.items()
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def _move_into_place(root, target, stamp):

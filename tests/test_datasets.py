@@ -4,9 +4,11 @@ safe extraction, against a local HTTP server (no network)."""
 import hashlib
 import http.server
 import io
+import os
 import socket
 import stat
 import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -48,7 +50,8 @@ class Server:
     """A local HTTP server: ``routes[path] = (body, declared length or None)``; counts requests per path."""
 
     def __init__(self):
-        self.routes, self.requests = {}, []
+        self.routes, self.requests, self.trickle = {}, [], {}
+        self.stop = threading.Event()
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -61,7 +64,14 @@ class Server:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body) if length is None else length))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.path in server.trickle:  # one byte at a time, each within TIMEOUT
+                    for byte in body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        if server.stop.wait(server.trickle[self.path]):
+                            break
+                else:
+                    self.wfile.write(body)
                 self.close_connection = True
 
             def log_message(self, *args):
@@ -82,6 +92,7 @@ class Server:
         monkeypatch.setitem(datasets.DATA_HUB, name, (self.url(path), f"sha256:{digest}"))
 
     def close(self):
+        self.stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join()
@@ -222,6 +233,60 @@ def test_registered_fra_eng():
     assert digest == "sha1:94646ad1522d915e7b0f9296181140edcf86a4f5"
 
 
+def test_download_deadline(server, monkeypatch, cache):
+    """A server that trickles one byte every 0.2 s never hits TIMEOUT, but the whole download has DEADLINE."""
+    server.serve(monkeypatch, "fra-eng", "/fra-eng.zip", GOOD_ZIP)
+    server.trickle["/fra-eng.zip"] = 0.2
+    monkeypatch.setattr(datasets, "DEADLINE", 1)
+    with pytest.raises(
+        DownloadError, match=r"took longer than DEADLINE = 1 s \(got \d+ bytes so far\)"
+    ):
+        download("fra-eng", cache)
+    assert names(cache) == []  # nothing left behind
+
+
+def test_download_removes_stale_parts(server, monkeypatch, cache):
+    """A killed download or extraction leaves a .part file or folder: the next call removes it once it is
+    older than DEADLINE (a younger one may belong to a download running in another process)."""
+    server.serve(monkeypatch, "fra-eng", "/fra-eng.zip", GOOD_ZIP)
+    cache.mkdir(parents=True)
+    stale = [
+        cache / ".fra-eng.zip.abc123.part",
+        cache / ".fra-eng.def456.part",
+        cache / ".fra-eng.x1.old",
+    ]
+    stale[0].write_bytes(b"half a download")
+    for folder in stale[1:]:
+        (folder / "fra-eng").mkdir(parents=True)
+        (folder / "fra-eng" / "fra.txt").write_text("half")
+    fresh = cache / ".fra-eng.zip.running.part"
+    fresh.write_bytes(b"another process")
+    old = time.time() - datasets.DEADLINE - 60
+    for path in stale:
+        os.utime(path, (old, old))
+    download_extract("fra-eng", cache)
+    assert not any(path.exists() for path in stale)
+    assert fresh.exists()
+    assert names(cache) == [
+        ".fra-eng.zip.running.part",
+        "fra-eng",
+        "fra-eng.zip",
+        "fra-eng/.d2lcore-extracted",
+        "fra-eng/fra.txt",
+    ]
+
+
+def test_download_refuses_a_folder_at_the_target(server, monkeypatch, cache):
+    server.serve(monkeypatch, "fra-eng", "/fra-eng.zip", GOOD_ZIP)
+    (cache / "fra-eng.zip").mkdir(parents=True)
+    with pytest.raises(
+        DownloadError,
+        match=r"fra-eng\.zip is a folder, where download\('fra-eng'\) must save a file",
+    ):
+        download("fra-eng", cache)
+    assert server.requests == []
+
+
 # --- download_extract ----------------------------------------------------------------------------------------
 
 
@@ -239,10 +304,42 @@ def test_download_extract(server, monkeypatch, cache):
         "fra-eng/.d2lcore-extracted",
         "fra-eng/fra.txt",
     ]
-    (folder / "fra.txt").write_text("kept", encoding="utf-8")
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")
     assert download_extract("fra-eng", cache) == folder  # reused: not extracted again
-    assert (folder / "fra.txt").read_text(encoding="utf-8") == "kept"
+    assert (folder / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert server.requests == ["/fra-eng.zip"]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete", "old marker"])
+def test_download_extract_checks_more_than_the_marker(server, monkeypatch, cache, damage):
+    """A folder is reused only if every file the marker lists is there with its size; else extracted again."""
+    server.serve(monkeypatch, "fra-eng", "/fra-eng.zip", GOOD_ZIP)
+    folder = download_extract("fra-eng", cache)
+    if damage == "truncate":
+        (folder / "fra.txt").write_text("Go.", encoding="utf-8")
+    elif damage == "delete":
+        (folder / "fra.txt").unlink()
+    else:  # the marker of an earlier version: the archive's hash only
+        (folder / ".d2lcore-extracted").write_text(datasets.DATA_HUB["fra-eng"][1] + "\n")
+    assert download_extract("fra-eng", cache) == folder
+    assert (folder / "fra.txt").read_text(encoding="utf-8") == FRA
+    assert server.requests == ["/fra-eng.zip"]  # the archive itself was reused
+
+
+@pytest.mark.parametrize("limit", ["size", "ratio"])
+def test_download_extract_size_and_ratio_caps(server, monkeypatch, cache, limit):
+    """A zip bomb: 4 MiB of zeros in a few KiB. Refused before anything is written."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("fra-eng/zeros.bin", bytes(4 << 20))
+    bomb = buffer.getvalue()
+    server.serve(monkeypatch, "fra-eng", "/fra-eng.zip", bomb)
+    if limit == "size":
+        monkeypatch.setattr(datasets, "MAX_EXTRACTED_BYTES", 1 << 20)
+        monkeypatch.setattr(datasets, "MAX_RATIO", 10**6)
+    with pytest.raises(ArchiveError, match=r"must expand to at most .*; got 4194304 bytes"):
+        download_extract("fra-eng", cache)
+    assert names(cache) == ["fra-eng.zip"]
 
 
 def test_download_extract_replaces_an_incomplete_folder(server, monkeypatch, cache):
