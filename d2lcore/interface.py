@@ -6,6 +6,35 @@ calling the layer runs: ``forward`` in MXNet and PyTorch, ``call`` in Keras. Nam
 framework-neutral object that every module re-exports.
 
 This module is documentation and a contract: it imports no framework and nothing here is meant to be called.
+
+**Bad inputs.** Every callable below checks its arguments and raises ``TypeError`` (wrong type or dtype: an
+integer tensor where floats are needed, floats where token indices are needed, a boolean mask where lengths are
+needed) or ``ValueError`` (wrong rank, shape, size or range), with a message that names the argument, says what
+was expected and what was given, e.g. ``X must hold token indices 0 ... 9 (vocab_size = 10); got 1 out of range,
+e.g. [12]``. The errors come from d2lcore's checks (``d2lcore.checks``), never from inside a framework; the only
+other kinds are ``NotImplementedError`` from the base classes ``Encoder``, ``Decoder`` and ``AttentionDecoder``,
+and the download errors of ``d2lcore.datasets``. In particular:
+
+- token indices (``X`` of the encoders and decoders, ``label`` of ``MaskedSoftmaxCELoss``) must be integers in
+  0 ... vocab_size - 1: a model built for a smaller vocabulary than its data is refused, not clamped or wrapped;
+- lengths (``valid_lens``, ``valid_len``, ``enc_valid_lens``) must be whole numbers >= 0 (integers, or floats
+  that are whole numbers), not booleans; a length above the number of steps means "all of them";
+- sizes (``vocab_size``, ``num_hiddens``, ``num_layers``, ...) are ints >= 1; ``dropout`` a number in [0, 1);
+  ``lr`` a finite number >= 0; ``num_epochs`` an int >= 1;
+- a layer whose input sizes are inferred on its first call refuses a later input of another size;
+- ``train_seq2seq`` refuses a ``data_iter`` that gives no target tokens in an epoch (empty, used up, or every
+  length 0), and the vocabularies must hold the reserved tokens that training and translation use.
+
+The checks cost one small reduction per call where a tensor's values are checked (token indices, lengths),
+none where only shapes and dtypes are. Inside a traced TensorFlow graph (``tf.function``) values are not checked;
+``train_seq2seq`` checks each batch before its compiled step.
+
+**Valid edge cases.** NaN in, NaN out: a NaN score or logit that is used gives NaN (in ``masked_softmax`` the
+NaN key's weight; PyTorch and TensorFlow make the whole row NaN, MXNet's softmax only that key), and one that is
+masked is ignored. A length of 0 gives a row of zero weights (``masked_softmax``) or a loss of 0
+(``MaskedSoftmaxCELoss``). An empty batch (batch 0) gives an empty result in ``masked_softmax``,
+``sequence_mask`` and the attention layers. Sequences must have at least one step in the encoders and decoders.
+``tests/test_bad_inputs.py`` generates both kinds of cases for every callable, in every framework.
 """
 
 # --- neutral: plotting, timing, checks ----------------------------------------------------------------------
@@ -184,7 +213,8 @@ def masked_softmax(X, valid_lens):
     valid_lens: None (no mask), (batch,) (one length per example) or (batch, queries) (one per query), of
     integer values (or floats that are whole numbers). Masked keys get exactly zero weight and zero gradient.
     A length above the number of keys means "all keys"; a length of 0 gives a row of zeros (the query attends
-    to nothing). Negative lengths, wrong ranks or shapes raise ValueError.
+    to nothing). Negative or fractional lengths, wrong ranks or shapes raise ValueError; a boolean mask or an
+    integer X raises TypeError. An empty batch gives an empty result.
     """
 
 
@@ -317,7 +347,12 @@ def download(name, cache_dir=None):
 
 
 def download_extract(name, cache_dir=None):
-    """*neutral.* ``download`` a registered archive and extract it safely next to it; returns the folder."""
+    """*neutral.* ``download`` a registered archive and extract it safely next to it; returns the folder.
+
+    Downloads have an overall deadline (``d2lcore.datasets.DEADLINE``); a killed download's or extraction's
+    ``.part`` file or folder is removed by a later call; an archive that would expand beyond
+    ``MAX_EXTRACTED_BYTES`` or ``MAX_RATIO`` times its size is refused; an extracted folder is reused only if
+    every file it had is still there with its size."""
 
 
 def bleu(pred_seq, label_seq, k):
@@ -344,7 +379,8 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
 
 
 class Encoder:
-    """Base class: maps a source batch to encoder outputs."""
+    """Base class: maps a source batch to encoder outputs. Its own ``forward`` raises NotImplementedError
+    saying to subclass it (so do Decoder's and AttentionDecoder's methods)."""
 
     def __init__(self): ...
 
@@ -379,7 +415,8 @@ class EncoderDecoder:
 
 
 class Seq2SeqEncoder(Encoder):
-    """Embedding + ``num_layers``-layer GRU (dropout between layers). X (batch, steps) of token indices ->
+    """Embedding + ``num_layers``-layer GRU (dropout between layers). X (batch, steps >= 1) of integer token
+    indices 0 ... vocab_size - 1 ->
     (outputs (batch, steps, num_hiddens), state (num_layers, batch, num_hiddens)), the same layout in every
     framework."""
 
@@ -402,13 +439,17 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 
 
 def sequence_mask(X, valid_len, value=0):
-    """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by ``value`` (a new tensor)."""
+    """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by ``value`` (a new tensor).
+
+    valid_len: (batch,) whole numbers >= 0 (ValueError otherwise, TypeError for booleans); ``value`` a number
+    (-inf allowed). An empty batch gives an empty result."""
 
 
 class MaskedSoftmaxCELoss:
     """Cross-entropy summed over the valid tokens of each sequence: pred (batch, steps, vocab) logits, label
     (batch, steps), valid_len (batch,) -> (batch,). Dividing the sum by the number of valid tokens gives the
-    per-token loss that ``train_seq2seq`` reports."""
+    per-token loss that ``train_seq2seq`` reports. ``label`` must hold integers 0 ... vocab - 1; a sequence of
+    valid_len 0 has a loss of 0."""
 
     def __init__(self): ...
 
@@ -424,7 +465,8 @@ def xavier_uniform_weights(weights):
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
     shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
-    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses."""
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses. ``tgt_vocab``
+    must hold ``<bos>``; ValueError if an epoch gives no target tokens."""
 
 
 def predict_seq2seq(

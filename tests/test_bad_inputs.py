@@ -35,7 +35,7 @@ ONLY = os.environ.get("D2L_BAD_INPUTS_FRAMEWORK")  # set in the MXNet subprocess
 # MXNet's cases run in a subprocess (test_mxnet_cases_in_a_subprocess)
 HERE = [ONLY] if ONLY else ["pytorch", "tensorflow"]
 INDEX_DTYPE = {"mxnet": np.int32, "pytorch": np.int64, "tensorflow": np.int32}
-EXAMPLES = 8  # generated cases per test and framework: bounded, for `make unit` on a busy machine
+EXAMPLES = 12  # generated cases per test and framework: bounded, for `make unit` on a busy machine
 
 bounded = settings(
     max_examples=EXAMPLES,
@@ -479,6 +479,27 @@ def test_sequence_mask(framework, data):
     else:  # a negative length crashed MXNet's process before the check
         lens = lengths_with(framework, data, batch, case)
         clear_error(framework, "valid_len", lambda: d2l.sequence_mask(X, lens))
+
+
+@frameworks
+@bounded
+@given(data=st.data())
+def test_sequence_mask_valid_edge_cases(framework, data):
+    """NaN beyond a length is replaced by value, NaN within it is kept; a length above steps keeps every step;
+    an empty batch gives an empty result."""
+    d2l = d2l_of(framework)
+    steps = data.draw(st.integers(1, 5))
+    X = np.full((2, steps), np.nan, np.float32)
+    value = data.draw(st.sampled_from([0, -1.5, -math.inf]))
+    lens = [data.draw(st.integers(0, steps)), steps + data.draw(st.integers(1, 3))]
+    out = d2l.to_numpy(d2l.sequence_mask(T(framework, X), ids(framework, lens), value))
+    assert np.isnan(out[0, : lens[0]]).all() and (out[0, lens[0] :] == value).all()
+    assert np.isnan(out[1]).all()
+    empty = d2l.sequence_mask(
+        T(framework, np.zeros((0, steps), np.float32)), ids(framework, np.zeros(0))
+    )
+    assert tuple(empty.shape) == (0, steps)
+    valid(framework)
 
 
 @frameworks

@@ -149,6 +149,8 @@ def sequence_mask(X, valid_len, value=0):
             f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
             f"{X.shape}; got {valid_len.shape}"
         )
+    if X.size == 0:  # MXNet's kernel divides by zero on an empty batch
+        return X.copy()
     return npx.sequence_mask(
         X, valid_len.astype(X.dtype), use_sequence_length=True, value=value, axis=1
     )
