@@ -7,6 +7,11 @@ NaN out; an empty batch where the interface allows it) are checked as valid.
 Hypothesis draws the inputs (derandomized: the same cases on every run). MXNet's cases run in a subprocess, so that
 a crash of MXNet's native code would fail one test instead of killing the test run. Each process counts its cases
 per framework and outcome and writes them to _build/bad-inputs/<framework>.json.
+
+The valid edge cases checked: NaN in masked_softmax (NaN out where the NaN key is kept, ignored where masked),
+lengths of 0 and above the number of steps, empty batches in masked_softmax and sequence_mask, -inf as
+sequence_mask's value, MaskedSoftmaxCELoss with valid_len 0 (loss 0) and NaN logits (NaN only when counted),
+BLEU of an empty prediction, truncate_pad of an empty line, an empty corpus and an empty build_array_nmt.
 """
 
 import collections
@@ -35,7 +40,9 @@ ONLY = os.environ.get("D2L_BAD_INPUTS_FRAMEWORK")  # set in the MXNet subprocess
 # MXNet's cases run in a subprocess (test_mxnet_cases_in_a_subprocess)
 HERE = [ONLY] if ONLY else ["pytorch", "tensorflow"]
 INDEX_DTYPE = {"mxnet": np.int32, "pytorch": np.int64, "tensorflow": np.int32}
-EXAMPLES = 12  # generated cases per test and framework: bounded, for `make unit` on a busy machine
+# Generated cases per test and framework: bounded, for `make unit` on a busy machine (more for a longer search:
+# D2L_BAD_INPUTS_EXAMPLES=100)
+EXAMPLES = int(os.environ.get("D2L_BAD_INPUTS_EXAMPLES", "12"))
 
 bounded = settings(
     max_examples=EXAMPLES,
