@@ -1,11 +1,20 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
 from d2lcore.checks import (
+    check_built_widths,
+    check_dropout,
+    check_epoch_tokens,
     check_heads,
     check_int,
     check_lengths,
     check_positions,
+    check_real,
     check_shapes,
+    check_sizes,
+    check_steps,
+    check_tuple,
+    check_vocab,
+    not_implemented,
     valid_lens_spec,
 )
 from d2lcore.convert import last_query, to_numpy
@@ -34,6 +43,15 @@ from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
     "LAYER_NORM_EPS",
+    "check_built_widths",
+    "check_dropout",
+    "check_epoch_tokens",
+    "check_real",
+    "check_sizes",
+    "check_steps",
+    "check_tuple",
+    "check_vocab",
+    "not_implemented",
     "check_heads",
     "check_lengths",
     "check_positions",

@@ -139,6 +139,54 @@ def check_positions(X, num_hiddens, offset, max_len):
     """*neutral.* X (batch, steps, num_hiddens) at positions offset ... offset + steps - 1 fits max_len: steps."""
 
 
+def check_real(name, value, minimum=None, below=None, above=None, finite=True):
+    """*neutral.* Check that ``value`` is a number (not a bool), finite unless told, within the bounds given;
+    return it as a float."""
+
+
+def check_dropout(dropout):
+    """*neutral.* Check a dropout probability, 0 <= dropout < 1; return it as a float."""
+
+
+def check_sizes(**sizes):
+    """*neutral.* ``check_sizes(vocab_size=v, ...)``: each size an int >= 1."""
+
+
+def check_steps(name, steps):
+    """*neutral.* A sequence batch must have at least one time step (``steps`` None: not known, not checked)."""
+
+
+def check_tuple(name, value, fields):
+    """*neutral.* Check that ``value`` is a tuple or list of ``len(fields)`` entries (e.g. a decoder state);
+    return it as a tuple."""
+
+
+def check_vocab(name, vocab, tokens):
+    """*neutral.* Check that the Vocab ``vocab`` holds the reserved ``tokens``, e.g. ``("<bos>", "<eos>")``."""
+
+
+def check_built_widths(layer, **inputs):
+    """*neutral.* ``check_built_widths(self, queries=queries)``: an input's last dimension must stay the one
+    that ``layer`` saw on its first call, when its weights were built."""
+
+
+def check_epoch_tokens(epoch, tokens):
+    """*neutral.* A training epoch must see target tokens (ValueError if ``tokens`` is 0)."""
+
+
+def not_implemented(layer, method):
+    """*neutral.* The NotImplementedError of a base class's ``method`` that ``layer`` does not define."""
+
+
+def check_float(**tensors):
+    """``check_float(X=X, ...)``: each must be a floating-point tensor of the framework (TypeError otherwise)."""
+
+
+def check_token_ids(name, X, vocab_size):
+    """X must be an integer tensor of token indices 0 ... vocab_size - 1: one reduction, and one wait for the
+    device, per call (inside a traced TensorFlow graph only the dtype is checked)."""
+
+
 def show_record(name, text, **fields):
     """*neutral.* Show the line ``text`` as the record ``name`` with ``fields``, which tools read from the executed
     notebook (d2lcore.records); returns the Record."""

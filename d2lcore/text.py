@@ -64,8 +64,9 @@ def tokenize_nmt(text, num_examples=None):
                 " (keep only the English and French columns)"
             )
         raise ValueError(
-            f"num_examples={num_examples}, but the text has only {len(source)} sentence "
-            f"pair(s) (lines 'English<TAB>French'){hint}"
+            "num_examples must be at most the number of sentence pairs (lines "
+            f"'English<TAB>French'); got num_examples={num_examples}, but the text has only "
+            f"{len(source)} sentence pair(s){hint}"
         )
     return source, target
 

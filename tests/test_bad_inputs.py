@@ -656,7 +656,9 @@ def test_data_and_weights(framework, data):
     elif case == "nmt":
         name = data.draw(st.sampled_from(["batch_size", "num_steps", "num_examples"]))
         args = dict(batch_size=2, num_steps=4, num_examples=10)
-        args[name] = data.draw(bad_size)
+        args[name] = data.draw(
+            bad_size.filter(lambda v: not (name == "num_examples" and v is None))
+        )
         clear_error(framework, name, lambda: d2l.load_data_nmt(**args))
     elif case == "export":  # sizes inferred on the first call: nothing to export before it
         layer = d2l.MultiHeadAttention(8, 2, 0.0)
