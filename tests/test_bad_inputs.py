@@ -754,6 +754,24 @@ def test_runtime_and_weights(framework, data):
 
 
 @frameworks
+@bounded
+@given(data=st.data())
+def test_tensor_checks(framework, data):
+    """The framework's own checks that layers call: check_float and check_token_ids."""
+    d2l = d2l_of(framework)
+    shape = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    if data.draw(st.booleans()):
+        dtype = data.draw(st.sampled_from([np.int32, np.int64, bool]))
+        clear_error(
+            framework, "keys", lambda: d2l.check_float(keys=T(framework, np.ones(shape, dtype)))
+        )
+    else:
+        clear_error(
+            framework, "X", lambda: d2l.check_token_ids("X", bad_ids(framework, data, 5, shape), 5)
+        )
+
+
+@frameworks
 def test_base_classes(framework):
     d2l = d2l_of(framework)
     X = ids(framework, np.ones((1, 2)))
@@ -786,7 +804,7 @@ def test_neutral(data):
                 "int",
                 "preprocess",
             ]
-            + ["checks", "positions"]
+            + ["checks", "positions", "helpers"]
         )
     )
     if case == "truncate_pad":
@@ -827,6 +845,24 @@ def test_neutral(data):
             "check_lengths": (lambda: d2l.check_lengths("lens", x - 1), "lens"),
         }[which]
         clear_error("neutral", name, call)
+    elif case == "helpers":
+        owner = type("Layer", (), {})()  # any object: check_built_widths keeps the widths in it
+        d2l.check_built_widths(owner, X=np.zeros((2, 3)))
+        which, call = data.draw(
+            st.sampled_from(
+                [
+                    ("lr", lambda: d2l.check_real("lr", math.nan, minimum=0)),
+                    ("dropout", lambda: d2l.check_dropout(1.5)),
+                    ("embed_size", lambda: d2l.check_sizes(embed_size=0)),
+                    ("X", lambda: d2l.check_steps("X", 0)),
+                    ("state", lambda: d2l.check_tuple("state", [1], ("enc_outputs", "hidden"))),
+                    ("tgt_vocab", lambda: d2l.check_vocab("tgt_vocab", d2l.Vocab(), ("<bos>",))),
+                    ("X", lambda: d2l.check_built_widths(owner, X=np.zeros((2, 4)))),
+                    ("data_iter", lambda: d2l.check_epoch_tokens(0, 0)),
+                ]
+            )
+        )
+        clear_error("neutral", which, call)
     elif case == "positions":
         X = np.zeros((1, data.draw(st.integers(2, 9)), 4))
         clear_error("neutral", "max_len", lambda: d2l.check_positions(X, 4, 0, 1))
@@ -856,6 +892,7 @@ def test_every_public_callable_is_driven():
         "plt": "matplotlib's module",
         "use_svg_display": "takes no argument",
         "num_gpus": "takes no argument",
+        "not_implemented": "makes the error of the base classes (test_base_classes)",
         "cpu": "takes no argument",
         # plotting and records: matplotlib and the records' own tests check their inputs (test_common.py)
         "show_heatmaps": "plotting",
