@@ -63,9 +63,6 @@ def _check_valid_lens(enc_outputs, enc_valid_lens):
         check_lengths("enc_valid_lens", enc_valid_lens.cpu().numpy())
 
 
-_STATE = ("enc_outputs", "hidden", "enc_valid_lens")
-
-
 class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
@@ -100,7 +97,9 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):
-        enc_outputs, hidden, enc_valid_lens = check_tuple("state", state, _STATE)
+        enc_outputs, hidden, enc_valid_lens = check_tuple(
+            "state", state, ("enc_outputs", "hidden", "enc_valid_lens")
+        )
         dims = check_shapes(
             X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
         )
