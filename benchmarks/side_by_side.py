@@ -26,7 +26,7 @@ import os
 import statistics
 import time
 
-from seq2seq_run import EXAMPLES, SEED, ROOT, load_text, run_worker  # noqa: F401
+from seq2seq_run import EXAMPLES, SEED, load_text, run_worker
 
 from d2lcore import FRAMEWORKS, MODULE_OF
 from d2lcore.metrics import bleu
@@ -35,9 +35,7 @@ from d2lcore.text import preprocess_nmt, tokenize_nmt
 EPOCHS = {"bahdanau": 250, "transformer": 200}
 SIZES = {  # the syllabus' hyperparameters (sections 1.4 and 1.7)
     "bahdanau": dict(embed_size=32, num_hiddens=32, num_layers=2, dropout=0.1),
-    "transformer": dict(
-        num_hiddens=32, ffn_num_hiddens=64, num_heads=4, num_layers=2, dropout=0.1
-    ),
+    "transformer": dict(num_hiddens=32, ffn_num_hiddens=64, num_heads=4, num_layers=2, dropout=0.1),
 }
 BATCH_SIZE, NUM_STEPS, LR = 64, 10, 0.005
 REFERENCE_MODULE = {
@@ -121,8 +119,10 @@ def run_one(side, model, framework, epochs, seed):
             args = (d2l, model, train_iter, src_vocab, tgt_vocab, epochs, device, framework)
             figures, translate = _reference(*args)
     load_after = os.getloadavg()
-    return {"side": side, "epochs": epochs, "load": (load_before, load_after)} | figures | (
-        score(translate, d2l)
+    return (
+        {"side": side, "epochs": epochs, "load": (load_before, load_after)}
+        | figures
+        | (score(translate, d2l))
     )
 
 

@@ -18,9 +18,7 @@ def _masked_softmax(scores, valid_lens):
         valid_lens = valid_lens.repeat(shape[1])
     else:
         valid_lens = valid_lens.reshape(-1)
-    flat = npx.sequence_mask(
-        scores.reshape(-1, shape[-1]), valid_lens, True, value=-1e6, axis=1
-    )
+    flat = npx.sequence_mask(scores.reshape(-1, shape[-1]), valid_lens, True, value=-1e6, axis=1)
     return npx.softmax(flat).reshape(shape)
 
 

@@ -69,8 +69,10 @@ class _MultiHead(nn.Module):
         return X.reshape(-1, X.shape[2], X.shape[3])
 
     def forward(self, queries, keys, values, valid_lens):
-        q, k, v = self._split(self.W_q(queries)), self._split(self.W_k(keys)), self._split(
-            self.W_v(values)
+        q, k, v = (
+            self._split(self.W_q(queries)),
+            self._split(self.W_k(keys)),
+            self._split(self.W_v(values)),
         )
         if valid_lens is not None:
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)

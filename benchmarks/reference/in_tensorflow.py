@@ -248,11 +248,13 @@ class _DecoderBlock(keras.layers.Layer):
         else:
             dec_valid_lens = None
         Y = self.addnorm1(
-            X, self.attention1(X, key_values, key_values, dec_valid_lens, training=training),
+            X,
+            self.attention1(X, key_values, key_values, dec_valid_lens, training=training),
             training=training,
         )
         Z = self.addnorm2(
-            Y, self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens, training=training),
+            Y,
+            self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens, training=training),
             training=training,
         )
         return self.addnorm3(Z, self.ffn(Z), training=training), state
