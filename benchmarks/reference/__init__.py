@@ -20,3 +20,28 @@ What makes it the reference's structure, in every framework:
 One module per framework (in_pytorch, in_tensorflow, in_mxnet), each with
 ``bahdanau_net``, ``transformer_net``, ``train_seq2seq`` and ``predict_seq2seq``.
 """
+
+
+class LossCurve:
+    """The reference's training loop redraws its loss curve every 10 epochs (in a notebook it
+    also displays it; in a script, as here and as d2lcore's Animator, it only draws)."""
+
+    def __init__(self, num_epochs):
+        import matplotlib
+
+        matplotlib.use("agg")
+        import matplotlib.pyplot as plt
+
+        self.fig, self.axes = plt.subplots(figsize=(3.5, 2.5))
+        plt.close(self.fig)
+        self.num_epochs, self.X, self.Y = num_epochs, [], []
+
+    def add(self, epoch, loss):
+        self.X.append(epoch)
+        self.Y.append(loss)
+        self.axes.cla()
+        self.axes.plot(self.X, self.Y, "-")
+        self.axes.set_xlabel("epoch")
+        self.axes.set_ylabel("loss")
+        self.axes.set_xlim([10, self.num_epochs])
+        self.axes.grid()

@@ -9,6 +9,8 @@ from mxnet.gluon import nn, rnn
 
 from d2lcore.text import encode_source
 
+from . import LossCurve
+
 
 def _masked_softmax(scores, valid_lens):
     if valid_lens is None:
@@ -278,8 +280,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": lr})
     loss_fn = _Loss()
     losses, total_tokens = [], 0
+    curve = LossCurve(num_epochs)
     start = time.perf_counter()
-    for _ in range(num_epochs):
+    for epoch in range(num_epochs):
         loss_sum, tokens = 0.0, 0
         for batch in data_iter:
             X, X_valid_len, Y, Y_valid_len = (x.as_in_ctx(device) for x in batch)
@@ -297,6 +300,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             tokens += int(num_tokens)
         losses.append(loss_sum / tokens)
         total_tokens += tokens
+        if (epoch + 1) % 10 == 0:
+            curve.add(epoch + 1, losses[-1])
     return losses, total_tokens, time.perf_counter() - start
 
 

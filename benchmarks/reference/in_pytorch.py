@@ -8,6 +8,8 @@ from torch import nn
 
 from d2lcore.text import encode_source
 
+from . import LossCurve
+
 
 def _sequence_mask(X, valid_len, value=0.0):
     """Write ``value`` into X (rows, steps) where step >= valid_len[row], in place."""
@@ -298,8 +300,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()
     losses, total_tokens = [], 0
+    curve = LossCurve(num_epochs)
     start = time.perf_counter()
-    for _ in range(num_epochs):
+    for epoch in range(num_epochs):
         loss_sum, tokens = 0.0, 0
         for batch in data_iter:
             optimizer.zero_grad()
@@ -317,6 +320,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 tokens += int(num_tokens)
         losses.append(loss_sum / tokens)
         total_tokens += tokens
+        if (epoch + 1) % 10 == 0:
+            curve.add(epoch + 1, losses[-1])
     return losses, total_tokens, time.perf_counter() - start
 
 

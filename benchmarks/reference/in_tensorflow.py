@@ -8,6 +8,8 @@ import tensorflow as tf
 
 from d2lcore.text import encode_source
 
+from . import LossCurve
+
 
 def _sequence_mask(X, valid_len, value=0.0):
     """X (rows, steps[, ...]) with ``value`` where step >= valid_len[row]."""
@@ -314,8 +316,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Returns (loss per token of each epoch, target tokens in all, seconds)."""
     optimizer = keras.optimizers.Adam(learning_rate=lr)
     losses, total_tokens = [], 0
+    curve = LossCurve(num_epochs)
     start = time.perf_counter()
-    for _ in range(num_epochs):
+    for epoch in range(num_epochs):
         loss_sum, tokens = 0.0, 0
         for X, X_valid_len, Y, Y_valid_len in data_iter:
             bos = tf.reshape(tf.constant([tgt_vocab["<bos>"]] * Y.shape[0]), (-1, 1))
@@ -329,6 +332,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             tokens += int(tf.reduce_sum(Y_valid_len))
         losses.append(loss_sum / tokens)
         total_tokens += tokens
+        if (epoch + 1) % 10 == 0:
+            curve.add(epoch + 1, losses[-1])
     return losses, total_tokens, time.perf_counter() - start
 
 
