@@ -24,6 +24,7 @@ import importlib
 import json
 import os
 import statistics
+import sys
 import time
 
 from seq2seq_run import EXAMPLES, SEED, load_text, run_worker
@@ -101,6 +102,25 @@ def _reference(d2l, model, train_iter, src_vocab, tgt_vocab, epochs, device, fra
     return figures | {"final_loss": losses[-1] * NUM_STEPS}, translate
 
 
+class EpochClock:
+    """Iterates over ``data`` and notes the time at the start of each pass (each epoch), so
+    that the throughput after the first epoch (tracing, lazy building) can be computed for
+    any training loop without touching it."""
+
+    def __init__(self, data):
+        self.data, self.starts = data, []
+
+    def __iter__(self):
+        self.starts.append(time.perf_counter())
+        return iter(self.data)
+
+    def steady(self, tokens, epochs, end):
+        """Tokens per second from the second epoch to ``end`` (None for one epoch)."""
+        if epochs < 2:
+            return None
+        return tokens * (epochs - 1) / epochs / (end - self.starts[1])
+
+
 def run_one(side, model, framework, epochs, seed):
     """One training run and its translations, in this process; a dict of figures."""
     import contextlib
@@ -110,6 +130,7 @@ def run_one(side, model, framework, epochs, seed):
     d2l.set_seed(seed)
     device = d2l.try_gpu()
     train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(BATCH_SIZE, NUM_STEPS)
+    train_iter = EpochClock(train_iter)
     load_before = os.getloadavg()
     with contextlib.redirect_stdout(io.StringIO()):  # the training's plot and record
         if side == "ours":
@@ -118,6 +139,9 @@ def run_one(side, model, framework, epochs, seed):
         else:
             args = (d2l, model, train_iter, src_vocab, tgt_vocab, epochs, device, framework)
             figures, translate = _reference(*args)
+    end = time.perf_counter()
+    tokens = figures["tokens_per_second"] * figures["seconds"]
+    figures["steady_tokens_per_second"] = train_iter.steady(tokens, epochs, end)
     load_after = os.getloadavg()
     return (
         {"side": side, "epochs": epochs, "load": (load_before, load_after)}
@@ -144,41 +168,33 @@ def compare(model, framework, epochs, pairs, seed, threads):
                 return None
             runs[side].append(result)
             tests = ", ".join(f"{t} ({b:.3f})" for _, t, b in result["translations"])
+            steady = result["steady_tokens_per_second"]
             print(
-                f"   {side:>9}: {result['tokens_per_second']:7.0f} tokens/s "
-                f"({result['seconds']:.1f} s), loss per token {result['final_loss']:.3f}, "
+                f"   {side:>9}: {result['tokens_per_second']:7.0f} tokens/s over the run "
+                f"({result['seconds']:.1f} s), "
+                f"{'-' if steady is None else f'{steady:.0f}'} after the first epoch; "
+                f"loss per token {result['final_loss']:.3f}, "
                 f"held-out BLEU {result['heldout_bleu']:.3f}; {tests}; "
                 f"load {load_text(*result['load'])}",
                 flush=True,
             )
-    ratios = [
-        o["tokens_per_second"] / r["tokens_per_second"]
-        for o, r in zip(runs["ours"], runs["reference"], strict=True)
-    ]
-    summary = {
-        "model": model,
-        "framework": framework,
-        "epochs": epochs,
-        "ratio": statistics.median(ratios),
-        "ratios": ratios,
-        "min_test_bleu": {
-            side: min(min(b for *_, b in r["translations"]) for r in rs)
-            for side, rs in runs.items()
-        },
-        "heldout_bleu": {
-            side: statistics.median(r["heldout_bleu"] for r in rs) for side, rs in runs.items()
-        },
-    }
-    print(
-        f"   ratio ours / reference: median {summary['ratio']:.2f}x, "
-        f"spread {min(ratios):.2f}-{max(ratios):.2f}x over {pairs} pairs "
-        f"({', '.join(f'{r:.2f}' for r in ratios)}); lowest test BLEU: ours "
-        f"{summary['min_test_bleu']['ours']:.3f}, reference "
-        f"{summary['min_test_bleu']['reference']:.3f}; held-out BLEU (median): ours "
-        f"{summary['heldout_bleu']['ours']:.3f}, reference "
-        f"{summary['heldout_bleu']['reference']:.3f}",
-        flush=True,
-    )
+    summary = {"model": model, "framework": framework, "epochs": epochs, "pairs": pairs}
+    for key, name in (("tokens_per_second", "run"), ("steady_tokens_per_second", "steady")):
+        if runs["ours"][0][key] is None:
+            continue
+        ratios = [o[key] / r[key] for o, r in zip(runs["ours"], runs["reference"], strict=True)]
+        summary[name] = ratios
+        print(
+            f"   ratio ours / reference, {name}: median {statistics.median(ratios):.2f}x, "
+            f"spread {min(ratios):.2f}-{max(ratios):.2f}x over {pairs} pairs "
+            f"({', '.join(f'{r:.2f}' for r in ratios)})"
+        )
+    for side, rs in runs.items():
+        lowest = min(min(b for *_, b in r["translations"]) for r in rs)
+        heldout = statistics.median(r["heldout_bleu"] for r in rs)
+        summary[side] = (lowest, heldout)
+        print(f"   {side}: lowest test BLEU {lowest:.3f}, held-out BLEU (median) {heldout:.3f}")
+    sys.stdout.flush()
     return summary
 
 
@@ -209,12 +225,19 @@ def main():
             summary = compare(model, framework, epochs, args.pairs, args.seed, args.threads)
             if summary:
                 summaries.append(summary)
-    print(f"== summary ({time.perf_counter() - start:.0f} s in all) ==")
+    seconds, load = time.perf_counter() - start, "/".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"== summary ({seconds:.0f} s in all; load average now {load}) ==")
     for s in summaries:
+        ratios = "; ".join(
+            f"{name} {statistics.median(s[name]):.2f}x ({min(s[name]):.2f}-{max(s[name]):.2f})"
+            for name in ("run", "steady")
+            if name in s
+        )
         print(
-            f"   {s['model']:>11} {s['framework']:>10} ({s['epochs']} epochs): "
-            f"{s['ratio']:.2f}x the reference "
-            f"({min(s['ratios']):.2f}-{max(s['ratios']):.2f}x)"
+            f"   {s['model']:>11} {s['framework']:>10} ({s['epochs']} epochs, {s['pairs']} pairs): "
+            f"ours / reference {ratios}; lowest test BLEU ours {s['ours'][0]:.3f}, "
+            f"reference {s['reference'][0]:.3f}; held-out BLEU ours {s['ours'][1]:.3f}, "
+            f"reference {s['reference'][1]:.3f}"
         )
 
 
