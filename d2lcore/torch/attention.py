@@ -82,8 +82,6 @@ class DotProductAttention(nn.Module):
             values=(values, "batch n_k d_v"),
         )
         d = queries.shape[-1]
-        # q^T k / sqrt(d), with the division on the queries: (batch, n_q, d) instead of the
-        # larger (batch, n_q, n_k) scores
-        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
