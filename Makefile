@@ -22,7 +22,7 @@ help:
 	@echo "make lab        JupyterLab on the per-framework notebooks"
 	@echo "make dist       build the d2lcore sdist and wheel into _build/dist and check them"
 	@echo "make standalone run the site's downloadable notebooks in fresh venvs outside the repository"
-	@echo "make bench      time the training runs of sections 4 and 7 and our attention (benchmarks/)"
+	@echo "make bench      ours against the reference, our attention, the whole book's time (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
 
@@ -47,11 +47,16 @@ html: notebooks
 timings:
 	@$(PY) -m booktools timings
 
-# Speed of the training runs of sections 4 and 7 per framework, and of multi-head attention against
-# each framework's own (run it on an otherwise idle machine).
+# Speed (run it on an otherwise idle machine): the training runs of sections 4 and 7 against the
+# reference's structure (benchmarks/reference/), side by side; multi-head attention against each
+# framework's fused attention; the whole book executed afresh, with the time of every notebook.
 bench: $(STAMP)
-	$(PY) benchmarks/bahdanau.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
-	$(PY) benchmarks/transformer.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/side_by_side.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/transformer.py --only attention $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	cat /proc/loadavg
+	$(PY) -m booktools notebooks --force $(SELECT)
+	cat /proc/loadavg
+	@$(PY) -m booktools timings
 
 lint: $(STAMP) lint-workflows
 	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks data/__init__.py

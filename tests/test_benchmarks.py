@@ -35,3 +35,13 @@ def test_benchmark_seed_is_the_pages_seed():
 def test_benchmarks_read_records_not_printed_lines():
     text = (ROOT / "benchmarks" / "seq2seq_run.py").read_text(encoding="utf-8")
     assert "records.collect()" in text and "re.compile" not in text
+
+
+def test_side_by_side_throughput_after_the_first_epoch(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    clock = load("side_by_side").EpochClock([1, 2])
+    assert [list(clock) for _ in range(3)] == [[1, 2]] * 3 and len(clock.starts) == 3
+    clock.starts = [0.0, 10.0, 20.0]
+    # 300 tokens in 3 epochs: the last two epochs' 200 tokens took 30 - 10 seconds
+    assert clock.steady(300, 3, 30.0) == 10.0
+    assert clock.steady(100, 1, 30.0) is None

@@ -31,15 +31,19 @@ def masked_softmax(X, valid_lens):
         valid_lens = torch.as_tensor(valid_lens, device=X.device)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
-    check_lengths("valid_lens", valid_lens.cpu().numpy())
-    lens = valid_lens.reshape(-1, 1) if spec == "batch" else valid_lens  # (batch, q or 1)
+    lengths = valid_lens.cpu().numpy()
+    check_lengths("valid_lens", lengths)
+    lens = valid_lens.reshape(X.shape[0], -1)  # (batch, queries or 1)
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = torch.arange(X.shape[-1], device=X.device)
     mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
-    # The lowest float makes exp() of a masked score 0; multiplying by the mask then turns a
-    # row with no valid key (uniform after softmax) into zeros instead of an average.
-    X = torch.where(mask, X, torch.finfo(X.dtype).min)
-    return torch.softmax(X, dim=-1) * mask
+    # Adding the lowest float to a masked score makes its exp() 0. The small (batch,
+    # queries or 1, keys) term broadcasts over X, and its gradient w.r.t. X is the identity.
+    bias = torch.zeros(mask.shape, dtype=X.dtype, device=X.device)
+    weights = torch.softmax(X + bias.masked_fill(~mask, torch.finfo(X.dtype).min), dim=-1)
+    if (lengths == 0).any():  # a row with no valid key (uniform after softmax) -> zeros
+        weights = weights * mask
+    return weights
 
 
 class AdditiveAttention(nn.Module):
