@@ -115,9 +115,10 @@ def show_record(name, text, **fields):
     notebook (d2lcore.records); returns the Record."""
 
 
-def show_training(losses, tokens, seconds, device):
+def show_training(losses, tokens, seconds, device, load=None):
     """*neutral.* Show the record "training" of a finished run (loss per token of every epoch, target tokens in
-    all, seconds, device): the same line and fields in every framework; returns the Record."""
+    all, seconds, device, the load average at the end and the CPU cores): the same line and fields in every
+    framework; returns the Record."""
 
 
 LAYER_NORM_EPS = 1e-5
@@ -424,7 +425,8 @@ def xavier_uniform_weights(weights):
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
     shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
-    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses."""
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE, load average A on C cores". Returns the per-epoch
+    losses."""
 
 
 def predict_seq2seq(

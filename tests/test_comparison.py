@@ -3,6 +3,7 @@ notebooks, the table, missing data, warnings and re-rendering when a notebook ch
 tmp_path."""
 
 import io
+import os
 import re
 
 import nbformat
@@ -105,9 +106,12 @@ def test_a_record_shows_its_text_and_carries_its_fields(capsys):
 
 def test_the_training_record_is_the_same_in_every_framework(capsys):
     with records.collect() as shown:
-        record = records.show_training([0.5, 0.25], tokens=1000, seconds=4.0, device="cpu")
+        record = records.show_training(
+            [0.5, 0.25], tokens=1000, seconds=4.0, device="cpu", load=3.5
+        )
+    cores = os.cpu_count()
     assert capsys.readouterr().out == (
-        "loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu\n"
+        f"loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu, load average 3.50 on {cores} cores\n"
     )
     assert shown == [record] and record.name == "training"
     assert record == {
@@ -116,6 +120,8 @@ def test_the_training_record_is_the_same_in_every_framework(capsys):
         "tokens_per_second": 250.0,
         "loss_per_token": 0.25,
         "device": "cpu",
+        "load_average": 3.5,
+        "cores": cores,
     }
 
 
