@@ -322,8 +322,9 @@ def download_extract(name, cache_dir=None):
 
 
 def bleu(pred_seq, label_seq, k):
-    """*neutral.* BLEU of a space-separated prediction against one label, n-grams up to k (fewer when the
-    prediction is shorter; 0 for an empty prediction)."""
+    """*neutral.* Per-sentence BLEU (the reference book's variant, not corpus BLEU) of a space-separated
+    prediction against one label, n-grams up to k weighted 1/2**n (fewer when the prediction is shorter; 0 for
+    an empty prediction)."""
 
 
 # --- per framework: data iterators (section 4) -----------------------------------------------------------------

@@ -6,13 +6,12 @@ import math
 
 import torch
 from torch import nn
-from torch.nn.modules.lazy import LazyModuleMixin
-from torch.nn.parameter import UninitializedParameter
 
 from d2lcore.checks import check_heads, check_int, check_shapes
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .encoder_decoder import AttentionDecoder, Encoder
+from .layers import LazyLayerNorm
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -34,33 +33,6 @@ class PositionWiseFFN(nn.Module):
         return self.dense2(self.relu(self.dense1(X)))
 
 
-class _LazyLayerNorm(LazyModuleMixin, nn.LayerNorm):
-    """nn.LayerNorm over the last axis whose size is inferred on the first call, as
-    nn.LazyLinear does for its input size. Becomes a plain nn.LayerNorm then."""
-
-    cls_to_become = nn.LayerNorm
-    weight: UninitializedParameter
-    bias: UninitializedParameter
-
-    def __init__(self, eps):
-        super().__init__(0, eps=eps, elementwise_affine=False)
-        self.elementwise_affine = True
-        self.weight = UninitializedParameter()
-        self.bias = UninitializedParameter()
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.normalized_shape != (0,):
-            super().reset_parameters()
-
-    def initialize_parameters(self, input):
-        if self.has_uninitialized_params():
-            with torch.no_grad():
-                self.normalized_shape = (input.shape[-1],)
-                self.weight.materialize(self.normalized_shape)
-                self.bias.materialize(self.normalized_shape)
-                self.reset_parameters()
-
-
 class AddNorm(nn.Module):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
@@ -71,7 +43,7 @@ class AddNorm(nn.Module):
     def __init__(self, dropout):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
-        self.ln = _LazyLayerNorm(LAYER_NORM_EPS)
+        self.ln = LazyLayerNorm(LAYER_NORM_EPS)
 
     def forward(self, X, Y):
         if X.shape != Y.shape:
