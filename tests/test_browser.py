@@ -589,3 +589,16 @@ def test_code_outputs_and_equations_fit_at_1280px(
         assert not problems, f"{path} overflows at 1280 px:\n" + "\n".join(problems)
     finally:
         context.close()
+
+
+def test_no_record_role_is_left_in_the_site():
+    """Prose quotes records through {record}`name.field` roles, which the build fills in (booktools.quotes): none may
+    reach a page or a downloadable notebook as text."""
+    built = [*SITE_DIR.glob("chapters/**/*.html"), *SITE_DIR.glob("notebooks/*/**/*.ipynb")]
+    assert built, f"no built page under {SITE_DIR}"
+    left = [
+        path.relative_to(SITE_DIR).as_posix()
+        for path in built
+        if "{record}`" in path.read_text("utf-8")
+    ]
+    assert not left, f"record roles left unfilled in: {left}"
