@@ -16,6 +16,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
 from booktools.kernels import install_kernels, kernel_env
 from booktools.paths import KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
+from booktools.quotes import QuoteError, fill_notebook
 from booktools.split import split
 
 
@@ -85,6 +86,10 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
             f"Re-run it with: make notebooks SECTION={rel(source).stem} FRAMEWORK={framework}\n{err}"
         ) from None
     seconds = time.perf_counter() - start
+    try:  # the prose's record roles become this run's values (booktools.quotes)
+        fill_notebook(nb, where=f"{rel(source)} [{framework}]")
+    except QuoteError as err:
+        raise ExecutionFailed(str(err)) from None
     nb.metadata["d2l"]["cache_key"] = key
     nb.metadata["d2l"]["seconds"] = round(seconds, 1)
     tmp = path.with_name(path.name + ".tmp")

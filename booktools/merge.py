@@ -6,6 +6,9 @@ its output is the same in every framework, and otherwise as one tagged copy per 
 output. Runs of tagged markdown cells become a ``{tab-set}`` directive here, since myst-nb drops the tags of
 markdown cells. Records (:mod:`d2lcore.records`) keep only their line of text: their fields are for tools that
 read the executed notebooks, and the book's renderer would warn about their MIME type.
+
+Prose quotes figures through record roles, which the merge fills in from the executed notebooks; a figure typed
+into prose that no output shows stops the merge (:mod:`booktools.quotes`).
 """
 
 import copy
@@ -16,9 +19,11 @@ import nbformat
 from booktools.cells import frameworks_of, is_shared
 from booktools.links import rewrite_links
 from booktools.paths import LABELS, notebook_path
+from booktools.quotes import QuoteError, code_figures, fill, stray_figures
 from booktools.split import read_source
 from d2lcore import FRAMEWORKS
 from d2lcore.records import MIME as RECORD_MIME
+from d2lcore.records import notebook_records
 
 
 def _normalised(outputs):
@@ -55,6 +60,17 @@ def _prose_tabs(cells):
     return nbformat.v4.new_markdown_cell("\n".join(parts))
 
 
+def _quoted(cell, source, notebooks, records, allowed):
+    """The markdown cell's text with its record roles filled in; QuoteError if it quotes a figure that the
+    outputs of its frameworks' notebooks do not show."""
+    frameworks = frameworks_of(cell)
+    where = f"{source}, cell {cell.id}"
+    problems = stray_figures(cell.source, {fw: notebooks[fw] for fw in frameworks}, allowed)
+    if problems:
+        raise QuoteError(f"{where}: " + "; ".join(problems))
+    return fill(cell.source, records, frameworks, where)
+
+
 def _read_executed(source):
     notebooks = {}
     for fw in FRAMEWORKS:
@@ -76,8 +92,12 @@ def merge(source, notebooks=None):
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python", "pygments_lexer": "ipython3"},
     }
+    records = {fw: notebook_records(notebooks[fw]) for fw in FRAMEWORKS}
+    allowed = set(src.metadata.get("d2l", {}).get("not_outputs", [])) | code_figures(src)
     prose = []
     for cell in src.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _quoted(cell, source, notebooks, records, allowed)
         if cell.cell_type == "markdown" and not is_shared(cell):
             cell.source = rewrite_links(cell.source, Path(source).parent)
             prose.append(cell)

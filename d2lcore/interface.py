@@ -192,9 +192,10 @@ def show_record(name, text, **fields):
     notebook (d2lcore.records); returns the Record."""
 
 
-def show_training(losses, tokens, seconds, device):
+def show_training(losses, tokens, seconds, device, load=None):
     """*neutral.* Show the record "training" of a finished run (loss per token of every epoch, target tokens in
-    all, seconds, device): the same line and fields in every framework; returns the Record."""
+    all, seconds, device, the load average at the end and the CPU cores): the same line and fields in every
+    framework; returns the Record."""
 
 
 LAYER_NORM_EPS = 1e-5
@@ -404,8 +405,9 @@ def download_extract(name, cache_dir=None):
 
 
 def bleu(pred_seq, label_seq, k):
-    """*neutral.* BLEU of a space-separated prediction against one label, n-grams up to k (fewer when the
-    prediction is shorter; 0 for an empty prediction)."""
+    """*neutral.* Per-sentence BLEU (the reference book's variant, not corpus BLEU) of a space-separated
+    prediction against one label, n-grams up to k weighted 1/2**n (fewer when the prediction is shorter; 0 for
+    an empty prediction)."""
 
 
 # --- per framework: data iterators (section 4) -----------------------------------------------------------------
@@ -513,8 +515,8 @@ def xavier_uniform_weights(weights):
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
     shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
-    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch losses. ``tgt_vocab``
-    must hold ``<bos>``; ValueError if an epoch gives no target tokens."""
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE, load average A on C cores". Returns the per-epoch
+    losses. ``tgt_vocab`` must hold ``<bos>``; ValueError if an epoch gives no target tokens."""
 
 
 def predict_seq2seq(

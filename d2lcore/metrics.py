@@ -13,7 +13,10 @@ def _ngrams(tokens, n):
 
 
 def bleu(pred_seq, label_seq, k):
-    """BLEU of a predicted sentence against one label sentence, both space-separated strings.
+    """Per-sentence BLEU of a predicted sentence against one label sentence, both
+    space-separated strings: the variant of the reference book (Zhang et al., Dive into Deep
+    Learning), not the corpus BLEU of Papineni et al., which sums the n-gram matches of all
+    sentences before it combines them, with equal weights 1/4 for n = 1..4.
 
     With ``len_pred`` and ``len_label`` the numbers of tokens,
 
@@ -22,8 +25,10 @@ def bleu(pred_seq, label_seq, k):
     where ``m = min(k, len_pred)`` and ``p_n`` is the number of n-grams of the prediction that
     match the label (each label n-gram matches at most as often as it occurs there), divided
     by the number of n-grams of the prediction, ``len_pred - n + 1``. The first factor
-    penalizes predictions shorter than the label; longer n-grams weigh more. A prediction
-    shorter than ``k`` is scored on the n-grams it has; an empty one scores 0.
+    penalizes predictions shorter than the label. The exponent 1 / 2**n shrinks as n grows,
+    so longer n-grams weigh less: a low precision of bigrams costs less than one of
+    unigrams. A prediction shorter than ``k`` is scored on the n-grams it has; an empty one
+    scores 0.
 
     Papineni, K., Roukos, S., Ward, T., & Zhu, W.-J. (2002). BLEU: a method for automatic
     evaluation of machine translation. Proceedings of ACL, 311-318.

@@ -8,6 +8,7 @@ the book's functions itself (the benchmarks) gets the records with :func:`collec
 """
 
 import contextlib
+import os
 import sys
 
 MIME = "application/vnd.d2lcore.record+json"
@@ -54,20 +55,37 @@ def show_record(name, text, **fields):
     return record
 
 
-def show_training(losses, tokens, seconds, device):
+def load_average():
+    """The machine's load average over the last minute (runnable processes; ``os.getloadavg``), or None where
+    the system does not report it (Windows). A time measured on a machine with a load above its number of cores
+    is longer than the same run takes on it when idle."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def show_training(losses, tokens, seconds, device, load=None):
     """Show the record ``"training"`` of a finished run: ``losses`` (the loss per token of every
-    epoch), ``tokens`` (target tokens seen in all), ``seconds`` and ``device``. The same line and
-    fields in every framework. Returns the :class:`Record`."""
+    epoch), ``tokens`` (target tokens seen in all), ``seconds``, ``device``, and ``load``, the
+    load average when it finished (default: :func:`load_average`), with the number of CPU cores, so
+    that a time says how busy the machine was. The same line and fields in every framework.
+    Returns the :class:`Record`."""
     speed = tokens / seconds
+    load = load_average() if load is None else load
+    cores = os.cpu_count()
+    busy = "" if load is None else f", load average {load:.2f} on {cores} cores"
     return show_record(
         "training",
         f"loss per token {losses[-1]:.3f}, {speed:.0f} tokens/s over {len(losses)} epochs "
-        f"({seconds:.1f} s) on {device}",
+        f"({seconds:.1f} s) on {device}{busy}",
         epochs=len(losses),
         seconds=seconds,
         tokens_per_second=speed,
         loss_per_token=losses[-1],
         device=str(device),
+        load_average=load,
+        cores=cores,
     )
 
 

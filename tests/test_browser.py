@@ -536,3 +536,69 @@ def check_code_tab_sets(tab_sets: list[dict], framework: str, path: str) -> None
                     assert not own & seen, f"{where}: {fw} code shown: {sorted(own & seen)}"
 
     assert distinct_code_seen, f"no code tab-set on {path} has different code for each framework"
+
+
+# ------------------------------------------------------------------------------------------- fits the screen
+
+WIDE_VIEWPORT = {"width": 1280, "height": 900}
+
+# Every visible code block, text output and display equation whose content is wider than its box, which would make
+# the reader scroll sideways or cut it off: [{kind, width, box, text}].
+OVERFLOW_JS = """() => {
+    const found = [];
+    const check = (kind, element, box) => {
+        if (!element.checkVisibility({visibilityProperty: true})) return;
+        const width = element.scrollWidth, room = box.clientWidth;
+        if (width > room + 1) {
+            found.push({kind, width, box: room, text: element.textContent.trim().slice(0, 80)});
+        }
+    };
+    for (const pre of document.querySelectorAll("div.cell_input pre")) check("code", pre, pre);
+    for (const pre of document.querySelectorAll("div.cell_output pre")) check("output", pre, pre);
+    for (const math of document.querySelectorAll("div.math, mjx-container[display='true']")) {
+        check("equation", math, math.closest("article") || math.parentElement);
+        check("equation", math, math);
+    }
+    return found;
+}"""
+
+
+@pytest.mark.parametrize("path", _params(ALL_PAGES))
+def test_code_outputs_and_equations_fit_at_1280px(
+    browser: Browser, site_url: str, path: str | None
+):
+    """At 1280 px, no code line, text output or display equation of any framework is wider than its column."""
+    path = _require(path)
+    context = new_context(browser, site_url)
+    try:
+        page = context.new_page()
+        page.set_viewport_size(WIDE_VIEWPORT)
+        problems = []
+        for framework in FRAMEWORKS:
+            page.goto(f"{site_url}{path}?framework={framework}")
+            page.wait_for_load_state("networkidle")
+            page.wait_for_function(
+                "() => !window.MathJax || !MathJax.startup || MathJax.startup.promise"
+            )
+            page.evaluate("() => window.MathJax?.startup?.promise")
+            for item in page.evaluate(OVERFLOW_JS):
+                problems.append(
+                    f"{framework}: {item['kind']} {item['width']} px wide in {item['box']} px: {item['text']!r}"
+                )
+        problems = list(dict.fromkeys(problems))  # shared cells are found once per framework
+        assert not problems, f"{path} overflows at 1280 px:\n" + "\n".join(problems)
+    finally:
+        context.close()
+
+
+def test_no_record_role_is_left_in_the_site():
+    """Prose quotes records through {record}`name.field` roles, which the build fills in (booktools.quotes): none may
+    reach a page or a downloadable notebook as text."""
+    built = [*SITE_DIR.glob("chapters/**/*.html"), *SITE_DIR.glob("notebooks/*/**/*.ipynb")]
+    assert built, f"no built page under {SITE_DIR}"
+    left = [
+        path.relative_to(SITE_DIR).as_posix()
+        for path in built
+        if "{record}`" in path.read_text("utf-8")
+    ]
+    assert not left, f"record roles left unfilled in: {left}"

@@ -3,6 +3,7 @@ notebooks, the table, missing data, warnings and re-rendering when a notebook ch
 tmp_path."""
 
 import io
+import os
 import re
 
 import nbformat
@@ -14,11 +15,11 @@ from booktools.split import read_source
 from d2lcore import FRAMEWORKS, records
 
 BAHDANAU, TRANSFORMER = "chapters/attention/bahdanau-attention", "chapters/attention/transformer"
-MODELS = [("Bahdanau attention (section 4)", BAHDANAU), ("Transformer (section 7)", TRANSFORMER)]
+MODELS = [("Bahdanau attention (section 5)", BAHDANAU), ("Transformer (section 8)", TRANSFORMER)]
 
 SPEC = """\
-page: bahdanau-attention.md | Bahdanau attention (section 4)
-page: transformer.md | Transformer (section 7)
+page: bahdanau-attention.md | Bahdanau attention (section 5)
+page: transformer.md | Transformer (section 8)
 column: Epochs | {training.epochs}
 column: Training time (s) | {training.seconds:,.1f}
 column: Tokens/s | {training.tokens_per_second:,.0f}
@@ -105,9 +106,12 @@ def test_a_record_shows_its_text_and_carries_its_fields(capsys):
 
 def test_the_training_record_is_the_same_in_every_framework(capsys):
     with records.collect() as shown:
-        record = records.show_training([0.5, 0.25], tokens=1000, seconds=4.0, device="cpu")
+        record = records.show_training(
+            [0.5, 0.25], tokens=1000, seconds=4.0, device="cpu", load=3.5
+        )
+    cores = os.cpu_count()
     assert capsys.readouterr().out == (
-        "loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu\n"
+        f"loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu, load average 3.50 on {cores} cores\n"
     )
     assert shown == [record] and record.name == "training"
     assert record == {
@@ -116,6 +120,8 @@ def test_the_training_record_is_the_same_in_every_framework(capsys):
         "tokens_per_second": 250.0,
         "loss_per_token": 0.25,
         "device": "cpu",
+        "load_average": 3.5,
+        "cores": cores,
     }
 
 
@@ -250,8 +256,8 @@ def test_full_build_gives_six_rows_of_figures_and_no_warning(site):
     assert rows(html) == [
         [model, comparison.LABELS[fw], epochs, "83.0", speed, loss, "0.701 / 61%", "0.451 / 4%"]
         for model, epochs, base, loss in [
-            ("Bahdanau attention (section 4)", "250", 8000, "0.168"),
-            ("Transformer (section 7)", "200", 20000, "0.030"),
+            ("Bahdanau attention (section 5)", "250", 8000, "0.168"),
+            ("Transformer (section 8)", "200", 20000, "0.030"),
         ]
         for fw, speed in zip(FRAMEWORKS, (f"{base + i:,}" for i in range(3)), strict=True)
     ]
@@ -276,7 +282,7 @@ def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
         ["250", "83.0", "8,221", "0.168", "0.701 / 61%", "0.451 / 4%"]
     ] * 3
     mxnet, pytorch, tensorflow = table[3:]
-    assert mxnet[:2] == ["Transformer (section 7)", "MXNet"]
+    assert mxnet[:2] == ["Transformer (section 8)", "MXNet"]
     assert mxnet[2:] == [
         f"Not in this build: mxnet/{TRANSFORMER}.ipynb has not been executed (a partial build?)."
     ]
@@ -286,7 +292,7 @@ def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
     ]
     assert 'colspan="6"' in html
     assert (
-        f"Transformer (section 7), PyTorch: pytorch/{TRANSFORMER}.ipynb did not display the record(s) "
+        f"Transformer (section 8), PyTorch: pytorch/{TRANSFORMER}.ipynb did not display the record(s) "
         "bleu_training, bleu_held_out." in html
     )
 

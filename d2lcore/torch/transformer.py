@@ -6,8 +6,6 @@ import math
 
 import torch
 from torch import nn
-from torch.nn.modules.lazy import LazyModuleMixin
-from torch.nn.parameter import UninitializedParameter
 
 from d2lcore.checks import (
     check_built_widths,
@@ -20,6 +18,7 @@ from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
+from .layers import LazyLayerNorm
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -43,33 +42,6 @@ class PositionWiseFFN(nn.Module):
         return self.dense2(self.relu(self.dense1(X)))
 
 
-class _LazyLayerNorm(LazyModuleMixin, nn.LayerNorm):
-    """nn.LayerNorm over the last axis whose size is inferred on the first call, as
-    nn.LazyLinear does for its input size. Becomes a plain nn.LayerNorm then."""
-
-    cls_to_become = nn.LayerNorm
-    weight: UninitializedParameter
-    bias: UninitializedParameter
-
-    def __init__(self, eps):
-        super().__init__(0, eps=eps, elementwise_affine=False)
-        self.elementwise_affine = True
-        self.weight = UninitializedParameter()
-        self.bias = UninitializedParameter()
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.normalized_shape != (0,):
-            super().reset_parameters()
-
-    def initialize_parameters(self, input):
-        if self.has_uninitialized_params():
-            with torch.no_grad():
-                self.normalized_shape = (input.shape[-1],)
-                self.weight.materialize(self.normalized_shape)
-                self.bias.materialize(self.normalized_shape)
-                self.reset_parameters()
-
-
 class AddNorm(nn.Module):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
@@ -80,7 +52,7 @@ class AddNorm(nn.Module):
     def __init__(self, dropout):
         super().__init__()
         self.dropout = nn.Dropout(check_dropout(dropout))
-        self.ln = _LazyLayerNorm(LAYER_NORM_EPS)
+        self.ln = LazyLayerNorm(LAYER_NORM_EPS)
 
     def forward(self, X, Y):
         check_float(X=X, Y=Y)
