@@ -6,14 +6,15 @@ one CPU-bound competing process, a Python busy loop that this script starts befo
 runs. The candidates alternate (repeat 1 of every candidate, then repeat 2, ...), and the table gives the median of
 the repeats with the 1-minute load average measured around each condition.
 
-Candidates (applied in the worker before the framework runs anything; D2L_NUM_THREADS and OMP_NUM_THREADS are
-removed from the environment first, so that d2lcore's own choice does not mask them):
-  PyTorch:    intra-op threads 1 / 2, OMP_WAIT_POLICY=PASSIVE with 2, one inter-op thread with 1
-  MXNet:      OpenMP threads 1 / 2, OMP_WAIT_POLICY=PASSIVE with 2
-  TensorFlow: its defaults (a pool per core), intra-op 1 with inter-op 1, intra-op 2 with inter-op 1,
-              intra-op 1 with its default inter-op pool
-plus "(d2lcore's choice)": nothing set, d2lcore decides. Two spin-waiting threads for PyTorch and MXNet (OpenMP's
-default) only with --with-spinning: with a busy core they take 10-30 times as long.
+Candidates: "(d2lcore's choice)", with no thread variable set (one thread; TensorFlow one intra-op and one
+inter-op thread), and the alternatives, applied in the worker after d2lcore's import and before the framework runs
+anything (D2L_NUM_THREADS, OMP_NUM_THREADS and OMP_WAIT_POLICY are removed from the environment first):
+  PyTorch:    2 intra-op threads with OMP_WAIT_POLICY=PASSIVE, one inter-op thread besides one intra-op thread
+  MXNet:      2 OpenMP threads with OMP_WAIT_POLICY=PASSIVE
+  TensorFlow: its default pools (as many threads as cores), intra-op 2 with inter-op 1, intra-op 1 with the
+              default inter-op pool
+Two spin-waiting threads for PyTorch and MXNet (OpenMP's default) only with --with-spinning: with a busy core
+they take 10-30 times as long.
 
     .venv/bin/python benchmarks/threads.py                         # all frameworks, 3 repeats
     .venv/bin/python benchmarks/threads.py --framework pytorch --epochs 10 --repeats 3
@@ -37,7 +38,6 @@ from d2lcore import FRAMEWORKS, MODULE_OF, records
 # name -> (environment variables, settings the worker applies through the framework's API)
 CANDIDATES = {
     "pytorch": {
-        "1 thread": ({"OMP_NUM_THREADS": "1"}, {"intra": 1}),
         "2 threads": ({"OMP_NUM_THREADS": "2"}, {"intra": 2}),
         "2 threads, PASSIVE": (
             {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"},
@@ -46,17 +46,17 @@ CANDIDATES = {
         "1 thread, 1 interop": ({"OMP_NUM_THREADS": "1"}, {"intra": 1, "inter": 1}),
     },
     "mxnet": {
-        "1 thread": ({"OMP_NUM_THREADS": "1"}, {}),
         "2 threads": ({"OMP_NUM_THREADS": "2"}, {}),
         "2 threads, PASSIVE": ({"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"}, {}),
     },
-    "tensorflow": {
-        "default pools": ({}, {}),
-        "intra 1, inter 1": ({}, {"intra": 1, "inter": 1}),
+    "tensorflow": {  # 0: TensorFlow's default (a pool as large as the number of cores)
+        "default pools": ({}, {"intra": 0, "inter": 0}),
         "intra 2, inter 1": ({}, {"intra": 2, "inter": 1}),
-        "intra 1, default inter": ({}, {"intra": 1}),
+        "intra 1, default inter": ({}, {"intra": 1, "inter": 0}),
     },
 }
+"""Each framework's alternatives to d2lcore's own choice (one thread; TensorFlow: one intra-op and one inter-op
+thread), which runs as "(d2lcore's choice)" with no thread variable set."""
 CHOSEN_BY_THE_LIBRARY = "(d2lcore's choice)"
 SPINNING = "2 threads"  # OpenMP's default wait policy: idle threads spin
 
