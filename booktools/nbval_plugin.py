@@ -36,9 +36,8 @@ class Recorder:
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
         self.index = {id(cell): i for i, cell in enumerate(notebook_file.nb.cells)}
-        self.processor = NotebookClient(
-            self.nb, record_timing=False
-        )  # its message handling only: no kernel
+        # nbclient's handling of kernel messages, as the build's executor applies it (no kernel of its own)
+        self.processor = NotebookClient(self.nb, record_timing=False)
         self.processor.reset_execution_trackers()
         self.processor.clear_before_next_output = False
         self.messages, self.msg_id, self.executed, self.failed = [], None, 0, False
