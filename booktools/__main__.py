@@ -1,4 +1,5 @@
-"""python -m booktools {kernels,notebooks,html,timings,sync-saved,standalone,config}: see --help."""
+"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,standalone,config}: see
+--help."""
 
 import argparse
 import json
@@ -22,6 +23,18 @@ def main(argv=None):
     )
     nb.add_argument("--force", action="store_true", help="execute even if the cache is current")
     nb.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
+    checks = {
+        "nbval": "execute each notebook once under nbval, comparing its checked cells with the recorded outputs;"
+        " the build reuses the executed notebooks",
+        "expected-outputs": "record the outputs of the checked cells (after an intended change) from the executed"
+        " notebooks, executing those not current",
+    }
+    for name, text in checks.items():
+        check = sub.add_parser(name, help=text)
+        check.add_argument("--section", help="only sources whose path contains this text")
+        check.add_argument(
+            "--framework", choices=FRAMEWORKS, action="append", help="default: all three"
+        )
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
     html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
     sub.add_parser("timings", help="print the recorded execution time of each notebook")
@@ -66,6 +79,22 @@ def main(argv=None):
             execute_all(found, args.framework or list(FRAMEWORKS), force=args.force, jobs=args.jobs)
         except ExecutionFailed as err:
             sys.exit(str(err))
+    elif args.command in ("nbval", "expected-outputs"):
+        found = sources(args.section)
+        if not found:
+            sys.exit(f"no notebook source matches {args.section!r}")
+        frameworks = args.framework or list(FRAMEWORKS)
+        if args.command == "nbval":
+            from booktools.validate import run_nbval
+
+            sys.exit(run_nbval(found, frameworks))
+        from booktools.execute import ExecutionFailed, execute_all, record_expected
+
+        try:
+            execute_all(found, frameworks)
+        except ExecutionFailed as err:
+            sys.exit(str(err))
+        record_expected(found, frameworks)
     elif args.command == "html":
         from booktools.site import build_html
 

@@ -137,3 +137,14 @@ def execute_all(sources, frameworks, force=False, jobs=1):
         raise ExecutionFailed(
             f"{len(failures)} notebook(s) failed (see above): " + ", ".join(failures)
         )
+
+
+def record_expected(sources, frameworks):
+    """Record the checked outputs of the executed notebooks (booktools/expected.py), printing what changed."""
+    from booktools.expected import expected_path, record
+
+    for fw in frameworks:
+        for source in sources:
+            nb = nbformat.read(notebook_path(source, fw), as_version=4)
+            state = "updated" if record(source, fw, nb) else "unchanged"
+            print(f"{rel(expected_path(source, fw))}: {state}")

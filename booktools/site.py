@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from booktools.expected import FOLDER as EXPECTED
 from booktools.links import rewrite_links
 from booktools.merge import merge
 from booktools.paths import CHAPTERS, HTML, ROOT, SITE, rel, sources, write_if_changed
@@ -44,6 +45,8 @@ def stage():
     notebooks = set(sources())
     for path in sorted(CHAPTERS.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
+            continue
+        if path.parent.name == EXPECTED:  # what make nbval compares with, not a page
             continue
         if path in notebooks:
             target = SITE / rel(path).with_suffix(".ipynb")

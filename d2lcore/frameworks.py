@@ -63,28 +63,13 @@ KERNEL_ENV = {
 REGISTRY = {
     fw.name: fw
     for fw in (
-        # One OpenMP thread: on a 2-core machine a second thread made the section 4 and 7 training runs slower
-        # (100 vs 89 s and 53 vs 44 s), and 10-40 times slower when another process was busy (spin-waiting).
+        # No thread settings in the kernels: d2lcore chooses the CPU threads when it is imported, in any kernel
+        # (d2lcore.threads), so the book runs as a reader's plain python3 kernel does.
         Framework(
-            "mxnet",
-            "d2lcore.mxnet",
-            "MXNet",
-            "mxnet",
-            "forward",
-            "mxnet.numpy.array",
-            {"OMP_NUM_THREADS": "1"},
+            "mxnet", "d2lcore.mxnet", "MXNet", "mxnet", "forward", "mxnet.numpy.array"
         ),
-        # PyTorch likewise: with 2 intra-op threads a busy core made the section 4 run 19 times
-        # slower (999 vs 53 s), and on a quiet machine 1 thread was faster too (11.4 vs 13.6-14.4 s
-        # for 50 Bahdanau epochs). d2lcore.torch makes the same choice in any kernel (runtime.py).
         Framework(
-            "pytorch",
-            "d2lcore.torch",
-            "PyTorch",
-            "torch",
-            "forward",
-            "torch.tensor",
-            {"OMP_NUM_THREADS": "1"},
+            "pytorch", "d2lcore.torch", "PyTorch", "torch", "forward", "torch.tensor"
         ),
         Framework(
             "tensorflow",

@@ -254,3 +254,136 @@ def test_sync_restores_an_edited_saved_cell(tmp_path):
     assert any(mismatches(code, f) for _, f, code in saved_cells(page))
     assert sync(page) == 3
     assert all(mismatches(code, f) == [] for _, f, code in saved_cells(page))
+
+
+# make nbval, then the build: each notebook executed once, for real, on a tiny page (booktools/validate.py)
+TINY = """---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Tiny
+
+```{{code-cell}} ipython3
+with open({count!r}, "a") as f:
+    f.write("executed\\n")
+```
+
+```{{code-cell}} ipython3
+:tags: [nbval-check-output]
+print("shape", (2, 3))
+```
+
+```{{code-cell}} ipython3
+from IPython.display import display
+handle = display("first", display_id=True)
+handle.update("last")
+values = [1, 2]
+values;
+```
+"""
+
+
+def _expected(text):
+    return {
+        "cells": [
+            {
+                "code": ['print("shape", (2, 3))'],
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": [text]}],
+            }
+        ]
+    }
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A one-page book in tmp_path; returns (source, count): count() is how often it was executed."""
+    import json
+
+    from booktools import validate
+
+    monkeypatch.setattr(execute, "TIMINGS", tmp_path / "timings.json")
+    monkeypatch.setattr(validate, "TIMINGS", tmp_path / "timings.json")
+    counter = tmp_path / "count"
+    source = tmp_path / "chapter" / "tiny.md"
+    source.parent.mkdir()
+    source.write_text(TINY.format(count=str(counter)))
+    (source.parent / "expected").mkdir()
+    (source.parent / "expected" / "tiny.pytorch.json").write_text(
+        json.dumps(_expected("shape (2, 3)\n"))
+    )
+
+    def count():
+        return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+    return source, count
+
+
+def _nbval(source, tmp_path):
+    from booktools.validate import run_nbval
+
+    return run_nbval([source], ["pytorch"], folder=tmp_path / "nbval")
+
+
+def test_nbval_then_the_build_execute_each_notebook_once(tiny, tmp_path):
+    source, count = tiny
+    assert _nbval(source, tmp_path) == 0
+    assert count() == 1
+    execute.execute_all(
+        [source], ["pytorch"]
+    )  # what make html runs before merging: finds it current
+    assert count() == 1
+    # the notebook nbval kept is the one the build's own executor makes (display updates, ";", counts)
+    kept = nbformat.read(execute.notebook_path(source, "pytorch"), 4)
+    execute.execute_all([source], ["pytorch"], force=True)
+    assert count() == 2
+    made = nbformat.read(execute.notebook_path(source, "pytorch"), 4)
+    assert [(c.get("outputs"), c.get("execution_count")) for c in kept.cells] == [
+        (c.get("outputs"), c.get("execution_count")) for c in made.cells
+    ]
+    assert kept.cells[3].outputs[0].text == "shape (2, 3)\n"
+    assert [o.data["text/plain"] for o in kept.cells[-1].outputs] == ["'last'"]
+    assert kept.metadata.kernelspec.name == "python3"  # as readers get it
+    assert kept.metadata.d2l.cache_key == made.metadata.d2l.cache_key
+
+
+def test_nbval_names_the_command_for_a_changed_output(tiny, tmp_path, capfd):
+    import json
+
+    source, count = tiny
+    expected = source.parent / "expected" / "tiny.pytorch.json"
+    expected.write_text(json.dumps(_expected("shape (3, 2)\n")))
+    assert _nbval(source, tmp_path) != 0
+    out = capfd.readouterr().out
+    assert "Cell outputs differ" in out and "shape (3, 2)" in out
+    assert "differ from those recorded in" in out and str(expected.name) in out
+    assert "make expected-outputs SECTION=tiny FRAMEWORK=pytorch" in out
+    # it did execute, once, and the build keeps what it printed
+    assert count() == 1
+    execute.execute_all([source], ["pytorch"])
+    assert count() == 1
+    from booktools.expected import record
+
+    assert record(source, "pytorch", nbformat.read(execute.notebook_path(source, "pytorch"), 4))
+    assert json.loads(expected.read_text())["cells"] == _expected("shape (2, 3)\n")["cells"]
+
+
+def test_nbval_fails_where_nothing_is_recorded(tiny, tmp_path, capfd):
+    source, count = tiny
+    (source.parent / "expected" / "tiny.pytorch.json").unlink()
+    assert _nbval(source, tmp_path) != 0
+    out = capfd.readouterr().out
+    assert "checked cell c002 ('print(\"shape\", (2, 3))') has no recorded outputs" in out
+    assert "make expected-outputs SECTION=tiny FRAMEWORK=pytorch" in out
+
+
+def test_the_book_reuses_its_executed_notebooks(tiny):
+    source, count = tiny
+    execute.execute_all([source], ["pytorch"])
+    execute.execute_all([source], ["pytorch"])
+    assert count() == 1
+    source.write_text(source.read_text().replace("(2, 3)", "(2, 4)"))
+    execute.execute_all([source], ["pytorch"])
+    assert count() == 2

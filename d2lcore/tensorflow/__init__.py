@@ -12,6 +12,10 @@ from d2lcore.frameworks import QUIET_TENSORFLOW as _QUIET
 for _name, _value in _QUIET.items():
     _os.environ.setdefault(_name, _value)
 
+from .runtime import apply_threads as _apply_threads
+
+_apply_threads()  # before anything below runs TensorFlow (d2lcore.threads)
+
 from d2lcore.common import *  # noqa: F403
 from d2lcore.common import interface_names as _interface_names
 

@@ -1,9 +1,12 @@
-"""Random seeds and devices for TensorFlow."""
+"""Random seeds, devices and CPU threads for TensorFlow."""
+
+import warnings
 
 import keras
 import tensorflow as tf
 
 from d2lcore.checks import check_int
+from d2lcore.threads import TENSORFLOW, cpu_threads
 
 
 def set_seed(seed):
@@ -33,3 +36,22 @@ def try_gpu(i=0):
     check_int("i", i, minimum=0)
     gpus = tf.config.list_logical_devices("GPU")
     return gpus[i] if len(gpus) > i else cpu()
+
+
+def apply_threads():
+    """One intra-op and one inter-op thread unless the reader chose (see d2lcore.threads); with
+    ``D2L_NUM_THREADS=n``, n intra-op threads and one inter-op thread. TensorFlow fixes its pools when it first
+    runs something, so this must come first: ``d2lcore.tensorflow`` calls it when imported."""
+    threads = cpu_threads(TENSORFLOW)
+    if threads is None:
+        return
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:
+        warnings.warn(
+            "TensorFlow ran before d2lcore.tensorflow was imported, so its thread pools are already fixed and "
+            "d2lcore could not give it one CPU thread (see the page Running the Notebooks). Import d2lcore "
+            "first: restart the kernel and run the cells from the top.",
+            stacklevel=3,
+        )
