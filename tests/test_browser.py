@@ -573,13 +573,11 @@ def test_code_outputs_and_equations_fit_at_1280px(
     try:
         page = context.new_page()
         page.set_viewport_size(WIDE_VIEWPORT)
+        page.set_default_timeout(60_000)  # long pages with many figures, on a busy machine
         problems = []
         for framework in FRAMEWORKS:
-            page.goto(f"{site_url}{path}?framework={framework}")
-            page.wait_for_load_state("networkidle")
-            page.wait_for_function(
-                "() => !window.MathJax || !MathJax.startup || MathJax.startup.promise"
-            )
+            page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
+            # the equations are measured once MathJax has typeset them
             page.evaluate("() => window.MathJax?.startup?.promise")
             for item in page.evaluate(OVERFLOW_JS):
                 problems.append(
