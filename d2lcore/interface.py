@@ -30,8 +30,9 @@ none where only shapes and dtypes are. Inside a traced TensorFlow graph (``tf.fu
 ``train_seq2seq`` checks each batch before its compiled step.
 
 **Valid edge cases.** NaN in, NaN out: a NaN score or logit that is used gives NaN (in ``masked_softmax`` the
-NaN key's weight; PyTorch and TensorFlow make the whole row NaN, MXNet's softmax only that key), and one that is
-masked is ignored. A length of 0 gives a row of zero weights (``masked_softmax``) or a loss of 0
+NaN key's weight; PyTorch and TensorFlow make the whole row NaN, MXNet's softmax only that key). One that is
+masked is ignored in MXNet and TensorFlow; PyTorch adds its mask to the scores (its faster path), so there a masked
+NaN also makes its row NaN. A length of 0 gives a row of zero weights (``masked_softmax``) or a loss of 0
 (``MaskedSoftmaxCELoss``). An empty batch (batch 0) gives an empty result in ``masked_softmax`` and
 ``sequence_mask``. Sequences must have at least one step in the encoders and decoders.
 ``tests/test_bad_inputs.py`` generates both kinds of cases for every callable, in every framework.

@@ -33,7 +33,7 @@ def masked_softmax(X, valid_lens):
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
     lengths = valid_lens.cpu().numpy()
     check_lengths("valid_lens", lengths)
-    lens = valid_lens.reshape(X.shape[0], -1)  # (batch, queries or 1)
+    lens = valid_lens.reshape(-1, 1) if spec == "batch" else valid_lens  # (batch, q or 1)
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = torch.arange(X.shape[-1], device=X.device)
     mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
