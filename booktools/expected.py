@@ -39,6 +39,11 @@ def is_checked(cell):
     return cell.cell_type == "code" and TAG in cell.metadata.get("tags", [])
 
 
+def _is_json(mime):
+    """JSON outputs (``application/...+json``, such as d2lcore's records) are kept as their values."""
+    return mime == "application/json" or mime.endswith("+json")
+
+
 def _lines(text):
     return text.splitlines(keepends=True)
 
@@ -50,7 +55,11 @@ def comparable(outputs):
         if out["output_type"] == "stream":
             kept.append({"output_type": "stream", "name": out["name"], "text": _lines(out["text"])})
         elif out["output_type"] in ("execute_result", "display_data"):
-            data = {k: _lines(v) for k, v in out["data"].items() if k not in IMAGES}
+            data = {
+                k: v if _is_json(k) else _lines(v)
+                for k, v in out["data"].items()
+                if k not in IMAGES
+            }
             kept.append({"output_type": out["output_type"], "data": data})
     return kept
 
@@ -64,7 +73,7 @@ def to_outputs(recorded):
                 nbformat.v4.new_output("stream", name=out["name"], text="".join(out["text"]))
             )
         else:
-            data = {k: "".join(v) for k, v in out["data"].items()}
+            data = {k: v if _is_json(k) else "".join(v) for k, v in out["data"].items()}
             extra = {"execution_count": 1} if out["output_type"] == "execute_result" else {}
             outputs.append(nbformat.v4.new_output(out["output_type"], data=data, **extra))
     return outputs
