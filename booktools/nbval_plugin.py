@@ -24,6 +24,7 @@ from nbval.plugin import IPyNbCell, NbCellError, coalesce_streams
 
 from booktools.expected import expected_path, refresh_command
 from booktools.paths import ROOT, rel
+from booktools.quotes import fill_notebook
 
 
 class Recorder:
@@ -99,8 +100,11 @@ class Recorder:
         target = d2l.pop("target")
         self.nb.metadata["kernelspec"] = d2l.pop("kernelspec")
         d2l["seconds"] = round(time.perf_counter() - self.start, 1)
-        nbformat.validate(self.nb)
         target = Path(target)
+        # the prose's record roles become this run's values, as the build's executor does (booktools.quotes);
+        # a missing record raises QuoteError, which fails the nbval run
+        fill_notebook(self.nb, where=f"{rel(target)} [{d2l.get('framework', '?')}]")
+        nbformat.validate(self.nb)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
         nbformat.write(self.nb, tmp)

@@ -283,6 +283,13 @@ handle.update("last")
 values = [1, 2]
 values;
 ```
+
+The run recorded {{record}}`tiny.value:.2f`.
+
+```{{code-cell}} ipython3
+from d2lcore.records import show_record
+show_record("tiny", "value 3.25", value=3.25);
+```
 """
 
 
@@ -344,7 +351,9 @@ def test_nbval_then_the_build_execute_each_notebook_once(tiny, tmp_path):
         (c.get("outputs"), c.get("execution_count")) for c in made.cells
     ]
     assert kept.cells[3].outputs[0].text == "shape (2, 3)\n"
-    assert [o.data["text/plain"] for o in kept.cells[-1].outputs] == ["'last'"]
+    assert [o.data["text/plain"] for o in kept.cells[-3].outputs] == ["'last'"]
+    # the prose's record role is filled in nbval's notebook as in the build's (booktools.quotes)
+    assert kept.cells[-2].source == made.cells[-2].source == "The run recorded 3.25."
     assert kept.metadata.kernelspec.name == "python3"  # as readers get it
     assert kept.metadata.d2l.cache_key == made.metadata.d2l.cache_key
 
