@@ -1,6 +1,6 @@
 """The reference implementation's training-loop structure, re-implemented here from the
-syllabus' description (/work/shared/SYLLABUS.md, sections 1.4, 1.7, 2.1 and 2.3) so that
-benchmarks can run it side by side with d2lcore: same hyperparameters, same data, same
+syllabus' description (../shared/SYLLABUS.md beside the repository, sections 1.4, 1.7, 2.1
+and 2.3) so that benchmarks can run it side by side with d2lcore: same hyperparameters, same data, same
 number of epochs. Written for this project; none of the reference's code is copied.
 
 What makes it the reference's structure, in every framework:
