@@ -35,8 +35,20 @@ from d2lcore.frameworks import REGISTRY
 DIST = BUILD / "dist"
 RESULTS = BUILD / "standalone"
 
-TESTED = {"mxnet": "mxnet==1.9.1", "pytorch": "torch==2.13.0", "tensorflow": "tensorflow==2.21.0"}
-"""The framework versions the book is tested with (requirements.txt); the venv gets these."""
+
+def tested_pin(framework):
+    """``name==version`` of the framework's release the book is tested with: the version pinned in
+    requirements.txt (whose TensorFlow is the ``-cpu`` build), under the name the d2lcore extra installs."""
+    name = REGISTRY[framework].extra
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        package, _, version = line.split("#")[0].strip().partition("==")
+        if package in (name, f"{name}-cpu") and version:
+            return f"{name}=={version}"
+    raise StandaloneFailed(
+        f"requirements.txt pins no {name}==<version>: add the tested version there"
+    )
+
+
 JUPYTER = ["ipykernel>=6.29", "nbclient>=0.10", "nbformat>=5.10"]
 
 # Executed by the fresh environment's Python: nbclient runs each notebook in the kernel its metadata names.
@@ -163,7 +175,7 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
         venv = root / "venv"
         _run([python, "-m", "venv", venv], env=env)
         py = venv / "bin" / "python"
-        packages = [TESTED[framework], *JUPYTER]
+        packages = [tested_pin(framework), *JUPYTER]
         if mode == "reader":
             packages.insert(0, f"{whl}[{fw.extra}]")
         _run([py, "-m", "pip", "install", "-q", *packages], env=env)

@@ -101,3 +101,20 @@ def test_installed_wheel_reads_its_corpus_far_from_the_repository(wheel, tmp_pat
     where, train, heldout = run.stdout.split()
     assert Path(where).is_relative_to(target)
     assert int(train) > 1000 and int(heldout) > 100
+
+
+@pytest.mark.parametrize("framework", sorted(REGISTRY))
+def test_standalone_installs_the_tested_framework_release(framework):
+    """`make standalone` gives a reader's fresh venv the release this venv was tested with, read from
+    requirements.txt under the name the extra installs (TensorFlow's -cpu build here, `tensorflow` there)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from booktools.standalone import tested_pin
+
+    name, _, pinned = tested_pin(framework).partition("==")
+    assert name == REGISTRY[framework].extra
+    try:
+        installed = version(name)
+    except PackageNotFoundError:
+        installed = version(f"{name}-cpu")
+    assert pinned == installed.partition("+")[0]  # torch's CPU wheel is 2.13.0+cpu
