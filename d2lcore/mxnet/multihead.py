@@ -8,6 +8,7 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -67,6 +68,7 @@ class MultiHeadAttention(nn.HybridBlock):
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_dropout(dropout)
+        check_bool("bias", bias)
         self.num_heads, self.d = num_heads, num_hiddens // num_heads  # d: per head
         self.dropout = nn.Dropout(dropout)
         self.W_q = nn.Dense(num_hiddens, use_bias=bias, flatten=False)

@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -58,6 +59,7 @@ class MultiHeadAttention(Layer):
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_dropout(dropout)
+        check_bool("bias", bias)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=bias)
