@@ -20,7 +20,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
-from .checks import check_token_ids
+from .checks import check_token_ids, graph_errors
 from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
@@ -162,7 +162,8 @@ class _GraphCall:
         return outputs, new
 
     def __call__(self, *args):
-        outputs, new = self.function(*args)
+        with graph_errors():  # a failed check inside the graph: a ValueError
+            outputs, new = self.function(*args)
         for key, value in new.items():
             i, name = key.split(":")
             setattr(self.layers[int(i)](), name, value)
