@@ -42,9 +42,8 @@ def softmax_with_lengths(X, valid_lens):
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = tf.range(tf.shape(X)[-1], dtype=X.dtype)
     mask = keys < tf.cast(lens, X.dtype)[..., None]  # (batch, queries or 1, keys)
-    # Adding the lowest float to a masked score makes its exp() 0. The small (batch,
-    # queries or 1, keys) term broadcasts over X, and its gradient w.r.t. X is the identity.
-    weights = tf.nn.softmax(X + tf.where(mask, 0.0, X.dtype.min), axis=-1)
+    # The lowest float makes exp() of a masked score 0 (a masked NaN included)
+    weights = tf.nn.softmax(tf.where(mask, X, X.dtype.min), axis=-1)
     # A row with no valid key (uniform after softmax) -> zeros; tf.cond decides on the
     # device, and spares the multiplication when no length is 0
     return tf.cond(
