@@ -845,6 +845,13 @@ def _(framework, d2l, data):
     return lambda: d2l.check_token_ids("X", X, 5)
 
 
+@case("check_valid_lens: valid_lens", "valid_lens")
+def _(framework, d2l, data):
+    bad = data.draw(st.sampled_from(["float", "bool", "negative int"]))
+    lens = lengths_with(framework, data, data.draw(st.integers(1, 3)), bad)
+    return lambda: d2l.check_valid_lens("valid_lens", lens)
+
+
 FRAMEWORK_CASES = sorted(CASES)
 
 # --- framework-neutral cases (d2lcore.common), run once, in the main process ----------------------------------------
@@ -935,6 +942,11 @@ neutral_check(
     "check_vocab", "tgt_vocab", lambda d2l, x: d2l.check_vocab("tgt_vocab", d2l.Vocab(), ("<bos>",))
 )
 neutral_check("check_epoch_tokens", "data_iter", lambda d2l, x: d2l.check_epoch_tokens(0, 0))
+
+
+neutral_check("check_bool", "bias", lambda d2l, x: d2l.check_bool("bias", "False"))
+neutral_check("check_training_points", "queries", lambda d2l, x: d2l.check_training_points(0))
+neutral_check("check_seq2seq_batch", "data_iter", lambda d2l, x: d2l.check_seq2seq_batch((x, x, x)))
 
 
 @case("neutral: check_built_widths", "X")

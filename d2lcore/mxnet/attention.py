@@ -40,9 +40,8 @@ def softmax_with_lengths(X, valid_lens):
     entry."""
     if valid_lens is None:
         return npx.softmax(X, axis=-1)
-    lens = (
-        valid_lens.reshape(-1, 1) if valid_lens.ndim == 1 else valid_lens
-    )  # (batch, q or 1)
+    # (batch, queries or 1)
+    lens = valid_lens.reshape(-1, 1) if valid_lens.ndim == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = np.arange(X.shape[-1], ctx=X.ctx)
     mask = keys < np.expand_dims(lens.astype(X.dtype), -1)  # (batch, queries or 1, keys)

@@ -28,7 +28,10 @@ def check_token_ids(name, X, vocab_size):
 
 
 def check_valid_lens(name, valid_lens):
-    """Check that the array ``valid_lens`` holds lengths, whole numbers >= 0. Reading them
-    waits only for the operations that write valid_lens (usually none: it comes from
-    the data), not for the rest of MXNet's queue; a layer checks once, at its entry."""
-    check_lengths(name, valid_lens.asnumpy())
+    """Check that the array ``valid_lens`` holds lengths, whole numbers >= 0; return
+    whether one is 0. Reading them waits only for the operations that write valid_lens
+    (usually none: it comes from the data), not for the rest of MXNet's queue; a layer
+    checks once, at its entry."""
+    lengths = valid_lens.asnumpy()
+    check_lengths(name, lengths)
+    return bool((lengths == 0).any())

@@ -40,13 +40,15 @@ def _marked(message):
 
 
 def check_valid_lens(name, valid_lens):
-    """Check that the tensor ``valid_lens`` holds lengths, whole numbers >= 0. Eagerly the
-    values are read (no wait on a CPU); inside tf.function the same checks run on the
-    device with the graph (tf.debugging), and fail with an InvalidArgumentError holding
-    our message, which :func:`graph_errors` turns back into a ValueError."""
+    """Check that the tensor ``valid_lens`` holds lengths, whole numbers >= 0; return
+    whether one may be 0. Eagerly the values are read (no wait on a CPU); inside
+    tf.function the same checks run on the device with the graph (tf.debugging), and fail
+    with an InvalidArgumentError holding our message, which :func:`graph_errors` turns
+    back into a ValueError."""
     if tf.executing_eagerly():
-        check_lengths(name, valid_lens.numpy())
-        return
+        lengths = valid_lens.numpy()
+        check_lengths(name, lengths)
+        return bool((lengths == 0).any())
     if not (valid_lens.dtype.is_integer or valid_lens.dtype.is_floating):  # e.g. bool
         check_lengths(name, valid_lens.dtype.as_numpy_dtype(0))  # raises its TypeError
     got = "got other values inside a TensorFlow graph (tf.function)"
@@ -56,6 +58,7 @@ def check_valid_lens(name, valid_lens):
     tf.debugging.assert_non_negative(
         valid_lens, message=_marked(f"{name} must be >= 0; {got}")
     )
+    return True
 
 
 @contextlib.contextmanager
