@@ -42,7 +42,8 @@ ONLY = os.environ.get("D2L_BAD_INPUTS_FRAMEWORK")  # set in the MXNet subprocess
 # MXNet's cases run in a subprocess (test_mxnet_cases_in_a_subprocess)
 HERE = [ONLY] if ONLY else ["pytorch", "tensorflow"]
 INDEX_DTYPE = {"mxnet": np.int32, "pytorch": np.int64, "tensorflow": np.int32}
-# Generated cases per test and framework: bounded, for `make unit` on a busy machine (more for a longer search:
+# Generated cases per test of valid edge cases and framework, and 4 times the number per case of the table (each
+# case is a test of its own): bounded, for `make unit` on a busy machine (more for a longer search:
 # D2L_BAD_INPUTS_EXAMPLES=100)
 EXAMPLES = int(os.environ.get("D2L_BAD_INPUTS_EXAMPLES", "12"))
 
@@ -958,8 +959,8 @@ def _(framework, d2l, data):
 
 NEUTRAL_CASES = sorted(set(CASES) - set(FRAMEWORK_CASES))
 
-# Generated values per case: a few, as every case is a test of its own (all of them: EXAMPLES per test before
-# the table, about 2 per case)
+# Generated values per case: EXAMPLES / 4 (3 by default; before the table, a test's EXAMPLES were shared by its
+# 4 to 12 cases)
 per_case = settings(bounded, max_examples=max(2, EXAMPLES // 4))
 
 
