@@ -1016,6 +1016,27 @@ def test_lengths_in_a_tensorflow_graph(data):
     valid("tensorflow")
 
 
+@pytest.mark.skipif("pytorch" not in HERE, reason="PyTorch's tensors")
+def test_lengths_changed_in_place_are_checked_again():
+    """PyTorch skips reading again the valid_lens it has just checked (the layers of a Transformer share them),
+    but not once they are changed in place, nor those made in inference mode (which have no version counter)."""
+    import torch
+
+    import d2lcore.torch as d2l
+
+    layer, X = d2l.MultiHeadAttention(8, 2, 0.0), torch.ones(2, 3, 8)
+    lens = torch.tensor([1, 2])
+    layer(X, X, X, lens)
+    layer(X, X, X, lens)  # the same tensor, unchanged: not read again
+    lens[0] = -1
+    clear_error("pytorch", "valid_lens", lambda: layer(X, X, X, lens))
+    with torch.inference_mode():
+        lens = torch.tensor([1, 2])
+        layer(X, X, X, lens)
+        lens[1] = -2
+        clear_error("pytorch", "valid_lens", lambda: layer(X, X, X, lens))
+
+
 # --- valid edge cases, checked as valid ----------------------------------------------------------------------------
 
 

@@ -38,11 +38,16 @@ def check_valid_lens(name, valid_lens):
     device: a layer checks once, at its entry, and a tensor just checked (the same object,
     not modified since: the layers of a Transformer share one) is not read again."""
     global _last_lengths
-    ref, version, has_zero = _last_lengths
-    if ref is not None and ref() is valid_lens and version == valid_lens._version:
-        return has_zero
+    try:
+        version = valid_lens._version  # counts the in-place changes
+    except RuntimeError:  # a tensor made in torch.inference_mode() has no counter
+        version = None
+    ref, last_version, has_zero = _last_lengths
+    if version is not None and ref is not None and ref() is valid_lens:
+        if version == last_version:
+            return has_zero
     lengths = valid_lens.cpu().numpy()
     check_lengths(name, lengths)
     has_zero = bool((lengths == 0).any())
-    _last_lengths = (weakref.ref(valid_lens), valid_lens._version, has_zero)
+    _last_lengths = (weakref.ref(valid_lens), version, has_zero)
     return has_zero
