@@ -9,7 +9,9 @@ against each framework's own attention.
 2. attention: forward + backward of one multi-head self-attention (batch 32, 256 steps, 256
    hidden units, 8 heads, no dropout), without a mask and with random valid lengths
    (batch,), in ms per call (median of --repeats timings of --number calls, after a
-   warm-up). d2lcore's MultiHeadAttention against, with the same weights:
+   warm-up; the variants are timed in turns), with the ratio of ours to each variant
+   (the median of the ratios of the same turn, more robust to load than the times).
+   d2lcore's MultiHeadAttention against, with the same weights:
      PyTorch:    its W_q/W_k/W_v/W_o around F.scaled_dot_product_attention;
                  torch.nn.MultiheadAttention (need_weights=False: its fused path);
      TensorFlow: ours eager and under tf.function; keras.layers.MultiHeadAttention under
@@ -93,19 +95,21 @@ def report_training_run(result):
 # --- 2. multi-head attention against the frameworks' own -----------------------------------
 
 
-def _median_ms(call, sync, warmup, repeats, number):
-    """Median over ``repeats`` of the mean time of ``number`` calls, in ms, after warm-up.
+def _time_alternating(timings, warmup, repeats, number):
+    """Time the registered calls in turns: each repeat times ``number`` calls of every one
+    in a row, so that a change of the machine's load hits all of them alike. ``timings``:
+    a list of (call, sync, times); each repeat appends to ``times`` the mean ms per call.
     ``sync(result)`` waits until the device has finished the work of a call."""
-    for _ in range(warmup):
-        sync(call())
-    times = []
+    for call, sync, _ in timings:
+        for _ in range(warmup):
+            sync(call())
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            result = call()
-        sync(result)
-        times.append((time.perf_counter() - start) / number * 1000)
-    return statistics.median(times)
+        for call, sync, times in timings:
+            start = time.perf_counter()
+            for _ in range(number):
+                result = call()
+            sync(result)
+            times.append((time.perf_counter() - start) / number * 1000)
 
 
 def _inputs(cfg):
@@ -238,8 +242,8 @@ def _attention_tensorflow(cfg, time_ms):
             return run
 
         variants = [
-            ("ours: d2l.MultiHeadAttention, eager", our_call, ours, False),
-            ("ours under tf.function", our_call, ours, True),
+            ("ours: d2l.MultiHeadAttention under tf.function", our_call, ours, True),
+            ("ours, eager", our_call, ours, False),
             ("keras.layers.MultiHeadAttention under tf.function", keras_call, keras_mha, True),
             (
                 "our W_q/W_k/W_v/W_o + keras.ops.dot_product_attention, tf.function",
@@ -323,10 +327,14 @@ def _attention_mxnet(cfg, time_ms):
 
 
 def attention_one(framework, cfg):
-    """The attention timings of one framework, in this process; returns a dict."""
+    """The attention timings of one framework, in this process; returns a dict. Each
+    row's ``ms`` holds, per mask, the times of every repeat (ms per call)."""
+    timings = []
 
-    def time_ms(call, sync):
-        return _median_ms(call, sync, cfg["warmup"], cfg["repeats"], cfg["number"])
+    def time_ms(call, sync):  # registers the call; its times come in the list returned
+        times = []
+        timings.append((call, sync, times))
+        return times
 
     run = {
         "mxnet": _attention_mxnet,
@@ -335,6 +343,7 @@ def attention_one(framework, cfg):
     }[framework]
     load_before = os.getloadavg()
     rows, where = run(cfg, time_ms)
+    _time_alternating(timings, cfg["warmup"], cfg["repeats"], cfg["number"])
     return {
         "framework": framework,
         "cfg": cfg,
@@ -346,6 +355,8 @@ def attention_one(framework, cfg):
 
 
 def report_attention(result):
+    """The table: per row and mask, the median ms per call, and the median over repeats of
+    the ratio of ours (the first row) to the row's time, measured in the same repeat."""
     cfg = result["cfg"]
     print(
         f"== attention, {result['framework']}: self-attention, batch {cfg['batch']}, "
@@ -354,13 +365,25 @@ def report_attention(result):
     )
     print(
         f"   ms per forward + backward, median of {cfg['repeats']} x {cfg['number']} calls "
-        f"after {cfg['warmup']} warm-up; max |output - ours| in brackets"
+        f"after {cfg['warmup']} warm-up, all rows timed in turns; [ours / row], the median "
+        "of the ratios of each turn; max |output - ours| in brackets"
     )
-    width = max(len(row["name"]) for row in result["rows"])
-    print(f"   {'':<{width}}  {'no mask':>18}  {'valid_lens':>18}")
-    for row in result["rows"]:
-        cells = [f"{row['ms'][k]:8.1f} ({row['diff'][k]:.1e})" for k in ("no mask", "valid_lens")]
-        print(f"   {row['name']:<{width}}  {cells[0]:>18}  {cells[1]:>18}")
+    rows = result["rows"]
+    masks = ("no mask", "valid_lens")
+    width = max(len(row["name"]) for row in rows)
+    print(f"   {'':<{width}}  {'no mask':>26}  {'valid_lens':>26}")
+    for row in rows:
+        cells = []
+        for k in masks:
+            ours, times = rows[0]["ms"][k], row["ms"][k]
+            ratio = statistics.median(a / b for a, b in zip(ours, times, strict=True))
+            cells.append(f"{statistics.median(times):8.1f} [{ratio:4.2f}x] ({row['diff'][k]:.1e})")
+        print(f"   {row['name']:<{width}}  {cells[0]:>26}  {cells[1]:>26}")
+    ours = rows[0]["ms"]
+    ratio = statistics.median(
+        a / b for a, b in zip(ours["valid_lens"], ours["no mask"], strict=True)
+    )
+    print(f"   ours with valid_lens / ours without: {ratio:.2f}x")
     print(f"   load average (1/5/15 min) {load_text(result['load_before'], result['load_after'])}")
     sys.stdout.flush()
 

@@ -294,3 +294,50 @@ def not_implemented(layer, method):
         f"AttentionDecoder are base classes; subclass one and define {method} (as "
         "Seq2SeqEncoder and Seq2SeqAttentionDecoder do)"
     )
+
+
+def check_bool(name, value):
+    """Check that ``value`` is a bool (True or False), as a layer's ``bias`` switch; return
+    it. A string such as "False" would count as True."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be True or False; got {type(value).__name__} {value!r:.60}"
+        )
+    return value
+
+
+def check_training_points(n):
+    """For a regression's training loop: the number ``n`` of training points (queries and
+    targets) must be at least 1; none would give a loss of 0 and no update, silently."""
+    if n is not None and n < 1:
+        raise ValueError(
+            "queries and targets must hold at least one training point, shape (n >= 1,); "
+            f"got n = {n}"
+        )
+
+
+SEQ2SEQ_BATCH = ("X", "X_valid_len", "Y", "Y_valid_len")
+
+
+def check_seq2seq_batch(batch):
+    """For a training loop: check that a batch of ``data_iter`` is (X, X_valid_len, Y,
+    Y_valid_len) of shapes (batch, steps), (batch,), (batch, tgt_steps), (batch,), as
+    load_data_nmt gives; return it as a tuple. Looks only at shapes: no wait."""
+    expected = (
+        "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len) of "
+        "shapes (batch, steps), (batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives"
+    )
+    if not isinstance(batch, tuple | list) or len(batch) != len(SEQ2SEQ_BATCH):
+        size = f" of {len(batch)} items" if isinstance(batch, tuple | list) else ""
+        raise TypeError(f"{expected}; got a {type(batch).__name__}{size}")
+    X, X_valid_len, Y, Y_valid_len = batch
+    try:
+        check_shapes(
+            X=(X, "batch steps"),
+            X_valid_len=(X_valid_len, "batch"),
+            Y=(Y, "batch tgt_steps"),
+            Y_valid_len=(Y_valid_len, "batch"),
+        )
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{expected}: {error}") from None
+    return tuple(batch)

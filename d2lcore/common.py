@@ -1,6 +1,7 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
@@ -9,9 +10,11 @@ from d2lcore.checks import (
     check_lengths,
     check_positions,
     check_real,
+    check_seq2seq_batch,
     check_shapes,
     check_sizes,
     check_steps,
+    check_training_points,
     check_tuple,
     check_vocab,
     not_implemented,
@@ -43,6 +46,9 @@ from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
     "LAYER_NORM_EPS",
+    "check_bool",
+    "check_seq2seq_batch",
+    "check_training_points",
     "check_built_widths",
     "check_dropout",
     "check_epoch_tokens",

@@ -175,12 +175,32 @@ def check_epoch_tokens(epoch, tokens):
     """*neutral.* A training epoch must see target tokens (ValueError if ``tokens`` is 0)."""
 
 
+def check_bool(name, value):
+    """*neutral.* Check that ``value`` is True or False (a layer's ``bias`` switch); return it."""
+
+
+def check_training_points(n):
+    """*neutral.* A regression's training loop needs n >= 1 training points (ValueError otherwise)."""
+
+
+def check_seq2seq_batch(batch):
+    """*neutral.* A batch of a training loop's data_iter must be (X, X_valid_len, Y, Y_valid_len) of shapes
+    (batch, steps), (batch,), (batch, tgt_steps), (batch,); return it as a tuple. Shapes only: no wait."""
+
+
 def not_implemented(layer, method):
     """*neutral.* The NotImplementedError of a base class's ``method`` that ``layer`` does not define."""
 
 
 def check_float(**tensors):
     """``check_float(X=X, ...)``: each must be a floating-point tensor of the framework (TypeError otherwise)."""
+
+
+def check_valid_lens(name, valid_lens):
+    """The tensor ``valid_lens`` must hold lengths, whole numbers >= 0; returns whether one may be 0. Eagerly the
+    values are read, once per call of a layer's entry (PyTorch does not read again a tensor just checked, the
+    same object unmodified); inside a traced TensorFlow graph the graph checks them (evaluate() turns a failure
+    into a ValueError) and the result is True."""
 
 
 def check_token_ids(name, X, vocab_size):

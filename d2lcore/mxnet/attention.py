@@ -11,12 +11,11 @@ from d2lcore.checks import (
     check_built_widths,
     check_dropout,
     check_int,
-    check_lengths,
     check_shapes,
     valid_lens_spec,
 )
 
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 
 
 def masked_softmax(X, valid_lens):
@@ -32,8 +31,17 @@ def masked_softmax(X, valid_lens):
         valid_lens = np.array(valid_lens, ctx=X.ctx)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
-    check_lengths("valid_lens", valid_lens.asnumpy())
-    lens = valid_lens.reshape(-1, 1) if spec == "batch" else valid_lens  # (batch, q or 1)
+    check_valid_lens("valid_lens", valid_lens)
+    return softmax_with_lengths(X, valid_lens)
+
+
+def softmax_with_lengths(X, valid_lens):
+    """masked_softmax without its checks, for a layer that checked valid_lens at its
+    entry."""
+    if valid_lens is None:
+        return npx.softmax(X, axis=-1)
+    # (batch, queries or 1)
+    lens = valid_lens.reshape(-1, 1) if valid_lens.ndim == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = np.arange(X.shape[-1], ctx=X.ctx)
     mask = keys < np.expand_dims(lens.astype(X.dtype), -1)  # (batch, queries or 1, keys)
@@ -89,13 +97,25 @@ class DotProductAttention(nn.Block):
 
     def forward(self, queries, keys, values, valid_lens=None):
         # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
-        check_shapes(
+        shapes = dict(
             queries=(queries, "batch n_q d"),
             keys=(keys, "batch n_k d"),
             values=(values, "batch n_k d_v"),
         )
+        if valid_lens is not None:
+            if not isinstance(valid_lens, np.ndarray):
+                valid_lens = np.array(valid_lens, ctx=queries.ctx)
+            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
+        check_shapes(**shapes)
         check_float(queries=queries, keys=keys, values=values)
+        if valid_lens is not None:
+            check_valid_lens("valid_lens", valid_lens)
+        return self.attend(queries, keys, values, valid_lens)
+
+    def attend(self, queries, keys, values, valid_lens=None):
+        """forward without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
-        scores = npx.batch_dot(queries, keys, transpose_b=True) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
+        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
+        scores = npx.batch_dot(queries / math.sqrt(d), keys, transpose_b=True)
+        self.attention_weights = softmax_with_lengths(scores, valid_lens)
         return npx.batch_dot(self.dropout(self.attention_weights), values)

@@ -4,7 +4,7 @@
 import numpy as onp
 from mxnet import np
 
-from d2lcore.checks import dtype_error, token_ids_error
+from d2lcore.checks import check_lengths, dtype_error, token_ids_error
 
 
 def check_float(**tensors):
@@ -25,3 +25,13 @@ def check_token_ids(name, X, vocab_size):
         raise dtype_error(name, X.dtype, "an integer")
     if X.size and bool(((X < 0) | (X >= vocab_size)).any()):
         raise token_ids_error(name, X.asnumpy(), vocab_size)
+
+
+def check_valid_lens(name, valid_lens):
+    """Check that the array ``valid_lens`` holds lengths, whole numbers >= 0; return
+    whether one is 0. Reading them waits only for the operations that write valid_lens
+    (usually none: it comes from the data), not for the rest of MXNet's queue; a layer
+    checks once, at its entry."""
+    lengths = valid_lens.asnumpy()
+    check_lengths(name, lengths)
+    return bool((lengths == 0).any())

@@ -8,16 +8,16 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
     check_int,
-    check_lengths,
     check_shapes,
     valid_lens_spec,
 )
 
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 
 
 def transpose_qkv(X, num_heads):
@@ -67,6 +67,7 @@ class MultiHeadAttention(nn.HybridBlock):
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_dropout(dropout)
+        check_bool("bias", bias)
         self.num_heads, self.d = num_heads, num_hiddens // num_heads  # d: per head
         self.dropout = nn.Dropout(dropout)
         self.W_q = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
@@ -87,7 +88,7 @@ class MultiHeadAttention(nn.HybridBlock):
             queries=(queries, "batch n_q d_q"),
             valid_lens=(valid_lens, valid_lens_spec(valid_lens, "n_q")),
         )
-        check_lengths("valid_lens", valid_lens.asnumpy())
+        check_valid_lens("valid_lens", valid_lens)
         return valid_lens
 
     def keep_weights(self, output, weights):
@@ -120,7 +121,8 @@ class MultiHeadAttention(nn.HybridBlock):
 
         queries, keys = fold(self.W_q(queries)), fold(self.W_k(keys))
         values = fold(self.W_v(values))
-        scores = F.npx.batch_dot(queries, keys, transpose_b=True) / math.sqrt(self.d)
+        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
+        scores = F.npx.batch_dot(queries / math.sqrt(self.d), keys, transpose_b=True)
         # Each query's number of keys, (batch * h, n_q), at most n_k: each example's
         # lengths repeated for its heads, as in the other frameworks' np.repeat
         num_keys = F.np.max(F.npx.arange_like(keys, axis=1)) + 1  # n_k

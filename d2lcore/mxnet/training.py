@@ -4,7 +4,13 @@ import math
 
 from mxnet import autograd, nd, np
 
-from d2lcore.checks import check_epoch_tokens, check_int, check_real, check_vocab
+from d2lcore.checks import (
+    check_epoch_tokens,
+    check_int,
+    check_real,
+    check_seq2seq_batch,
+    check_vocab,
+)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -106,6 +112,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         # Sums stay on the device: reading one (float()) would wait for MXNet's engine
         loss_sum, num_tokens = np.zeros((), ctx=device), np.zeros((), ctx=device)
         for batch in data_iter:
+            batch = check_seq2seq_batch(batch)  # shapes only: no wait
             X, X_valid_len, Y, Y_valid_len = (a.as_in_ctx(device) for a in batch)
             # Teacher forcing: the decoder reads <bos>, then the target shifted by one
             bos_column = np.full((Y.shape[0], 1), bos, dtype=Y.dtype, ctx=device)

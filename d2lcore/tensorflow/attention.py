@@ -10,12 +10,11 @@ from d2lcore.checks import (
     check_built_widths,
     check_dropout,
     check_int,
-    check_lengths,
     check_shapes,
     valid_lens_spec,
 )
 
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 
 
 def masked_softmax(X, valid_lens):
@@ -30,21 +29,28 @@ def masked_softmax(X, valid_lens):
     valid_lens = tf.convert_to_tensor(valid_lens)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
-    if tf.executing_eagerly():
-        check_lengths("valid_lens", valid_lens.numpy())
-    else:  # inside tf.function: the same checks, run with the graph
-        if valid_lens.dtype.is_floating:
-            whole = "valid_lens must hold whole numbers"
-            tf.debugging.assert_equal(valid_lens, tf.round(valid_lens), message=whole)
-        tf.debugging.assert_non_negative(valid_lens, message="valid_lens must be >= 0")
-    lens = tf.reshape(valid_lens, (-1, 1)) if spec == "batch" else valid_lens
+    check_valid_lens("valid_lens", valid_lens)
+    return softmax_with_lengths(X, valid_lens)
+
+
+def softmax_with_lengths(X, valid_lens):
+    """masked_softmax without its checks, for a layer that checked valid_lens at its
+    entry."""
+    if valid_lens is None:
+        return tf.nn.softmax(X, axis=-1)
+    lens = tf.reshape(valid_lens, (-1, 1)) if valid_lens.shape.rank == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = tf.range(tf.shape(X)[-1], dtype=X.dtype)
     mask = keys < tf.cast(lens, X.dtype)[..., None]  # (batch, queries or 1, keys)
-    # The lowest float makes exp() of a masked score 0; multiplying by the mask then turns a
-    # row with no valid key (uniform after softmax) into zeros instead of an average.
-    X = tf.where(mask, X, X.dtype.min)
-    return tf.nn.softmax(X, axis=-1) * tf.cast(mask, X.dtype)
+    # The lowest float makes exp() of a masked score 0 (a masked NaN included)
+    weights = tf.nn.softmax(tf.where(mask, X, X.dtype.min), axis=-1)
+    # A row with no valid key (uniform after softmax) -> zeros; tf.cond decides on the
+    # device, and spares the multiplication when no length is 0
+    return tf.cond(
+        tf.reduce_any(lens == 0),
+        lambda: weights * tf.cast(mask, X.dtype),
+        lambda: weights,
+    )
 
 
 class AdditiveAttention(keras.layers.Layer):
@@ -90,17 +96,29 @@ class DotProductAttention(keras.layers.Layer):
         check_dropout(dropout)
         self.dropout = keras.layers.Dropout(dropout)
         self.attention_weights = None
+        self.built = True  # no weights to create: ready before its first call
 
     def call(self, queries, keys, values, valid_lens=None, training=None):
         # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
-        check_shapes(
+        shapes = dict(
             queries=(queries, "batch n_q d"),
             keys=(keys, "batch n_k d"),
             values=(values, "batch n_k d_v"),
         )
+        if valid_lens is not None:
+            valid_lens = tf.convert_to_tensor(valid_lens)
+            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
+        check_shapes(**shapes)
         check_float(queries=queries, keys=keys, values=values)
+        if valid_lens is not None:
+            check_valid_lens("valid_lens", valid_lens)
+        return self.attend(queries, keys, values, valid_lens, training)
+
+    def attend(self, queries, keys, values, valid_lens=None, training=None):
+        """call without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
-        scores = tf.matmul(queries, keys, transpose_b=True) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
+        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
+        scores = tf.matmul(queries / math.sqrt(d), keys, transpose_b=True)
+        self.attention_weights = softmax_with_lengths(scores, valid_lens)
         weights = self.dropout(self.attention_weights, training=training)
         return tf.matmul(weights, values)

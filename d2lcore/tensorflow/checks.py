@@ -1,9 +1,12 @@
 """Checks of TensorFlow tensors' dtypes and contents: the framework facts behind the
 messages of :mod:`d2lcore.checks`."""
 
+import contextlib
+import re
+
 import tensorflow as tf
 
-from d2lcore.checks import dtype_error, token_ids_error
+from d2lcore.checks import check_lengths, dtype_error, token_ids_error
 
 
 def _dtype(name, X):
@@ -29,3 +32,44 @@ def check_token_ids(name, X, vocab_size):
         raise dtype_error(name, tf.as_dtype(X.dtype).name, "an integer")
     if tf.executing_eagerly() and bool(tf.reduce_any((X < 0) | (X >= vocab_size))):
         raise token_ids_error(name, tf.convert_to_tensor(X).numpy(), vocab_size)
+
+
+def _marked(message):
+    """A graph assertion's message, marked as ours for :func:`graph_errors`."""
+    return f"<d2lcore>{message}</d2lcore>"
+
+
+def check_valid_lens(name, valid_lens):
+    """Check that the tensor ``valid_lens`` holds lengths, whole numbers >= 0; return
+    whether one may be 0. Eagerly the values are read (no wait on a CPU); inside
+    tf.function the same checks run on the device with the graph (tf.debugging), and fail
+    with an InvalidArgumentError holding our message, which :func:`graph_errors` turns
+    back into a ValueError."""
+    if tf.executing_eagerly():
+        lengths = valid_lens.numpy()
+        check_lengths(name, lengths)
+        return bool((lengths == 0).any())
+    if not (valid_lens.dtype.is_integer or valid_lens.dtype.is_floating):  # e.g. bool
+        check_lengths(name, valid_lens.dtype.as_numpy_dtype(0))  # raises its TypeError
+    got = "got other values inside a TensorFlow graph (tf.function)"
+    if valid_lens.dtype.is_floating:
+        whole = _marked(f"{name} must hold whole numbers (lengths); {got}")
+        tf.debugging.assert_equal(valid_lens, tf.round(valid_lens), message=whole)
+    tf.debugging.assert_non_negative(
+        valid_lens, message=_marked(f"{name} must be >= 0; {got}")
+    )
+    return True
+
+
+@contextlib.contextmanager
+def graph_errors():
+    """Around a call of a TensorFlow graph (tf.function) made by d2lcore: a failed check
+    of :func:`check_valid_lens` inside the graph comes out as a ValueError with its message
+    instead of TensorFlow's InvalidArgumentError."""
+    try:
+        yield
+    except tf.errors.InvalidArgumentError as error:
+        ours = re.search(r"<d2lcore>(.*?)</d2lcore>", str(error), re.S)
+        if ours is None:
+            raise
+        raise ValueError(ours.group(1)) from None

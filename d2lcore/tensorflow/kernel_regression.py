@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int, check_real, check_shapes
+from d2lcore.checks import check_int, check_real, check_shapes, check_training_points
 from d2lcore.plotting import Animator
 
 from .checks import check_float
@@ -38,7 +38,8 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns the loss of each
     epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
     # targets of shape (n, 1) would silently broadcast against the predictions
-    check_shapes(queries=(queries, "n"), targets=(targets, "n"))
+    n = check_shapes(queries=(queries, "n"), targets=(targets, "n")).get("n")
+    check_training_points(n)
     check_float(targets=targets)
     check_real("lr", lr, minimum=0)
     check_int("num_epochs", num_epochs, minimum=1)

@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -15,7 +16,7 @@ from d2lcore.checks import (
 )
 
 from .attention import DotProductAttention
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 from .layers import Layer, size
 
 
@@ -58,6 +59,7 @@ class MultiHeadAttention(Layer):
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_dropout(dropout)
+        check_bool("bias", bias)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=bias)
@@ -78,6 +80,8 @@ class MultiHeadAttention(Layer):
         check_shapes(**shapes)
         check_float(queries=queries, keys=keys, values=values)
         check_built_widths(self, queries=queries, keys=keys, values=values)
+        if valid_lens is not None:  # checked here once, not by each head
+            check_valid_lens("valid_lens", valid_lens)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
         keys = transpose_qkv(self.W_k(keys), self.num_heads)
@@ -85,7 +89,8 @@ class MultiHeadAttention(Layer):
         if valid_lens is not None:
             # Each example's lengths, copied num_heads times in a row like its heads
             valid_lens = tf.repeat(valid_lens, self.num_heads, axis=0)
-        output = self.attention(queries, keys, values, valid_lens, training=training)
+        # attend: the attention's call without its checks
+        output = self.attention.attend(queries, keys, values, valid_lens, training)
         # output: (batch * num_heads, n_q, d) -> (batch, n_q, num_hiddens)
         return self.W_o(transpose_output(output, self.num_heads))
 

@@ -10,7 +10,7 @@ from d2lcore.checks import (
     check_int,
     check_lengths,
     check_real,
-    check_tuple,
+    check_seq2seq_batch,
     check_vocab,
 )
 from d2lcore.convert import last_query
@@ -20,7 +20,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
-from .checks import check_token_ids
+from .checks import check_token_ids, graph_errors
 from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
@@ -70,14 +70,15 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
 
 def _check_batch(net, batch):
     """The values that the compiled step cannot check, eagerly, once per batch: token
-    indices within the vocabularies of net's encoder and decoder, and valid lengths."""
-    fields = ("X", "X_valid_len", "Y", "Y_valid_len")
-    X, X_valid_len, Y, Y_valid_len = check_tuple("each batch", batch, fields)
+    indices within the vocabularies of net's encoder and decoder, and valid lengths.
+    Returns the batch as a tuple."""
+    X, X_valid_len, Y, Y_valid_len = batch = check_seq2seq_batch(batch)
     for name, ids, layer in (("X", X, net.encoder), ("Y", Y, net.decoder)):
         if hasattr(layer, "vocab_size"):
             check_token_ids(name, ids, layer.vocab_size)
     check_lengths("X_valid_len", X_valid_len.numpy())
     check_lengths("Y_valid_len", Y_valid_len.numpy())
+    return batch
 
 
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
@@ -107,10 +108,10 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             # Sums stay tensors: reading one (float()) would wait for the step to finish
             loss_sum, num_tokens = tf.zeros(()), tf.zeros(())
             for batch in data_iter:
+                batch = _check_batch(net, batch)
                 if train_step is None:
                     bos = tgt_vocab["<bos>"]
                     train_step = _make_train_step(net, optimizer, loss_fn, bos, batch)
-                _check_batch(net, batch)
                 loss, tokens = train_step(*batch)
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
             check_epoch_tokens(epoch, int(num_tokens))
@@ -161,7 +162,8 @@ class _GraphCall:
         return outputs, new
 
     def __call__(self, *args):
-        outputs, new = self.function(*args)
+        with graph_errors():  # a failed check inside the graph: a ValueError
+            outputs, new = self.function(*args)
         for key, value in new.items():
             i, name = key.split(":")
             setattr(self.layers[int(i)](), name, value)

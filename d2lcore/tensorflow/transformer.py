@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -81,6 +82,7 @@ class TransformerEncoderBlock(Layer):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
+        check_bool("use_bias", use_bias)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
@@ -116,6 +118,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
+        check_bool("use_bias", use_bias)
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
@@ -162,6 +165,7 @@ class TransformerDecoderBlock(Layer):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
+        check_bool("use_bias", use_bias)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
@@ -228,6 +232,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
+        check_bool("use_bias", use_bias)
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)

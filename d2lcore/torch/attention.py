@@ -10,12 +10,11 @@ from d2lcore.checks import (
     check_built_widths,
     check_dropout,
     check_int,
-    check_lengths,
     check_shapes,
     valid_lens_spec,
 )
 
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 
 
 def masked_softmax(X, valid_lens):
@@ -31,9 +30,16 @@ def masked_softmax(X, valid_lens):
         valid_lens = torch.as_tensor(valid_lens, device=X.device)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
     check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
-    lengths = valid_lens.cpu().numpy()
-    check_lengths("valid_lens", lengths)
-    lens = valid_lens.reshape(-1, 1) if spec == "batch" else valid_lens  # (batch, q or 1)
+    empty_rows = check_valid_lens("valid_lens", valid_lens)  # whether a length is 0
+    return softmax_with_lengths(X, valid_lens, empty_rows)
+
+
+def softmax_with_lengths(X, valid_lens, empty_rows=True):
+    """masked_softmax without its checks, for a layer that checked valid_lens at its entry
+    (reading lengths waits for the device). empty_rows: whether a length may be 0."""
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = torch.arange(X.shape[-1], device=X.device)
     mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
@@ -41,7 +47,7 @@ def masked_softmax(X, valid_lens):
     # queries or 1, keys) term broadcasts over X, and its gradient w.r.t. X is the identity.
     bias = torch.zeros(mask.shape, dtype=X.dtype, device=X.device)
     weights = torch.softmax(X + bias.masked_fill(~mask, torch.finfo(X.dtype).min), dim=-1)
-    if (lengths == 0).any():  # a row with no valid key (uniform after softmax) -> zeros
+    if empty_rows:  # a row with no valid key (uniform after softmax) -> zeros
         weights = weights * mask
     return weights
 
@@ -91,13 +97,24 @@ class DotProductAttention(nn.Module):
 
     def forward(self, queries, keys, values, valid_lens=None):
         # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
-        check_shapes(
+        shapes = dict(
             queries=(queries, "batch n_q d"),
             keys=(keys, "batch n_k d"),
             values=(values, "batch n_k d_v"),
         )
+        if valid_lens is not None:
+            if not torch.is_tensor(valid_lens):
+                valid_lens = torch.as_tensor(valid_lens, device=queries.device)
+            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
+        check_shapes(**shapes)
         check_float(queries=queries, keys=keys, values=values)
+        empty_rows = valid_lens is not None and check_valid_lens("valid_lens", valid_lens)
+        return self.attend(queries, keys, values, valid_lens, empty_rows)
+
+    def attend(self, queries, keys, values, valid_lens=None, empty_rows=True):
+        """forward without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
+        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
+        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
+        self.attention_weights = softmax_with_lengths(scores, valid_lens, empty_rows)
         return torch.bmm(self.dropout(self.attention_weights), values)

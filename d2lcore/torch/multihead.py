@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from d2lcore.checks import (
+    check_bool,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -15,7 +16,7 @@ from d2lcore.checks import (
 )
 
 from .attention import DotProductAttention
-from .checks import check_float
+from .checks import check_float, check_valid_lens
 
 
 def transpose_qkv(X, num_heads):
@@ -55,6 +56,7 @@ class MultiHeadAttention(nn.Module):
         check_int("num_hiddens", num_hiddens, minimum=1)
         check_heads(num_hiddens, num_heads)
         check_dropout(dropout)
+        check_bool("bias", bias)
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout)
         self.W_q = nn.LazyLinear(num_hiddens, bias=bias)
@@ -76,6 +78,8 @@ class MultiHeadAttention(nn.Module):
         check_shapes(**shapes)
         check_float(queries=queries, keys=keys, values=values)
         check_built_widths(self, queries=queries, keys=keys, values=values)
+        # Lengths are checked here, once (empty_rows: whether one is 0), not by each head
+        empty_rows = valid_lens is not None and check_valid_lens("valid_lens", valid_lens)
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
         keys = transpose_qkv(self.W_k(keys), self.num_heads)
@@ -83,7 +87,8 @@ class MultiHeadAttention(nn.Module):
         if valid_lens is not None:
             # Each example's lengths, copied num_heads times in a row like its heads
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
-        output = self.attention(queries, keys, values, valid_lens)  # (batch * h, n_q, d)
+        # (batch * h, n_q, d); attend is the attention's forward without its checks
+        output = self.attention.attend(queries, keys, values, valid_lens, empty_rows)
         return self.W_o(transpose_output(output, self.num_heads))  # (batch, n_q, hiddens)
 
     @property

@@ -3,7 +3,13 @@
 import torch
 from torch import nn
 
-from d2lcore.checks import check_epoch_tokens, check_int, check_real, check_vocab
+from d2lcore.checks import (
+    check_epoch_tokens,
+    check_int,
+    check_real,
+    check_seq2seq_batch,
+    check_vocab,
+)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -51,6 +57,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         loss_sum = torch.zeros((), device=device)
         num_tokens = torch.zeros((), dtype=torch.long, device=device)
         for batch in data_iter:
+            batch = check_seq2seq_batch(batch)  # shapes only: no wait
             X, X_valid_len, Y, Y_valid_len = (t.to(device) for t in batch)
             # Teacher forcing: the decoder reads <bos>, then the target shifted by one
             bos_column = torch.full((Y.shape[0], 1), bos, dtype=Y.dtype, device=device)
