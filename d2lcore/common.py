@@ -1,6 +1,7 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
 from d2lcore.checks import (
+    check_add_norm,
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
@@ -43,6 +44,7 @@ from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
     "LAYER_NORM_EPS",
+    "check_add_norm",
     "check_built_widths",
     "check_dropout",
     "check_epoch_tokens",

@@ -149,6 +149,10 @@ def check_dropout(dropout):
     """*neutral.* Check a dropout probability, 0 <= dropout < 1; return it as a float."""
 
 
+def check_add_norm(layer, X, Y):
+    """*neutral.* For AddNorm ``layer``: X has the width the layer was built for, Y the shape of X."""
+
+
 def check_sizes(**sizes):
     """*neutral.* ``check_sizes(vocab_size=v, ...)``: each size an int >= 1."""
 
@@ -186,6 +190,16 @@ def check_float(**tensors):
 def check_token_ids(name, X, vocab_size):
     """X must be an integer tensor of token indices 0 ... vocab_size - 1: one reduction, and one wait for the
     device, per call (inside a traced TensorFlow graph only the dtype is checked)."""
+
+
+def check_decoder_init(enc_outputs, enc_valid_lens):
+    """For an RNN attention decoder's init_state: enc_outputs (outputs (batch, src_steps, h), state), enc_valid_lens
+    None or (batch,) lengths; returns (outputs, state)."""
+
+
+def check_decoder_call(X, state, vocab_size):
+    """For an RNN attention decoder's forward: X (batch, steps >= 1) token indices, state (enc_outputs (batch,
+    src_steps, h), hidden, enc_valid_lens None or (batch,)); returns state as a tuple."""
 
 
 def show_record(name, text, **fields):
@@ -279,6 +293,10 @@ class AdditiveAttention:
 
     def forward(self, queries, keys, values, valid_lens=None):
         """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries, v)."""
+
+    def fix_keys(self, keys, values, valid_lens=None):
+        """W_k keys once, for a decoder's steps: returns attend(queries (batch, 1, q)) -> (batch, 1, v), the numbers
+        of forward(queries, keys, values, valid_lens); valid_lens None or (batch,)."""
 
 
 class DotProductAttention:

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from d2lcore.checks import (
+    check_add_norm,
     check_built_widths,
     check_dropout,
     check_heads,
@@ -56,12 +57,7 @@ class AddNorm(nn.Module):
 
     def forward(self, X, Y):
         check_float(X=X, Y=Y)
-        check_built_widths(self, X=X)
-        if X.shape != Y.shape:
-            raise ValueError(
-                "AddNorm adds X and Y, so they must have the same shape; got X "
-                f"{tuple(X.shape)} and Y {tuple(Y.shape)}"
-            )
+        check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return self.ln(self.dropout(Y) + X)
 
 
