@@ -294,9 +294,11 @@ class AdditiveAttention:
     def forward(self, queries, keys, values, valid_lens=None):
         """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries, v)."""
 
-    def fix_keys(self, keys, values, valid_lens=None):
-        """W_k keys once, for a decoder's steps: returns attend(queries (batch, 1, q)) -> (batch, 1, v), the numbers
-        of forward(queries, keys, values, valid_lens); valid_lens None or (batch,)."""
+
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder's steps, AdditiveAttention ``attention`` with W_k applied to the keys once: returns
+    attend(queries (batch, 1, q)) -> (batch, 1, v), the numbers of attention(queries, keys, values, valid_lens);
+    valid_lens None or (batch,). TensorFlow's attend also takes ``training``."""
 
 
 class DotProductAttention:

@@ -1,4 +1,4 @@
-"""AdditiveAttention.fix_keys, the decoders' fast path (section 5): the keys projected once give the same
+"""fix_keys, the decoders' fast path (section 5): the keys projected once give the same
 numbers as the layer's own forward, step after step, in every framework."""
 
 import numpy as np
@@ -22,7 +22,7 @@ def test_fix_keys_equals_forward(framework, d2l, tensor, valid_lens):
     keys, values = tensor(KEYS), tensor(VALUES)
     lens = None if valid_lens is None else tensor(np.array(valid_lens, dtype=np.int32))
     eval_call(framework, layer, tensor(QUERIES[0]), keys, values, lens)  # builds the weights
-    attend = layer.fix_keys(keys, values, lens)
+    attend = d2l.fix_keys(layer, keys, values, lens)
     for queries in QUERIES:  # one decoding step after the other, the same keys
         expected = to_numpy(eval_call(framework, layer, tensor(queries), keys, values, lens))
         expected_weights = to_numpy(layer.attention_weights)
@@ -42,12 +42,12 @@ def test_fix_keys_checks_its_arguments(framework, d2l, tensor):
     if framework == "mxnet":
         layer.initialize()
     with pytest.raises(ValueError, match=r"valid_lens must have 1 dimension\(s\), shape \(batch\)"):
-        layer.fix_keys(tensor(KEYS), tensor(VALUES), tensor(np.array([[1, 2]], np.int32)))
+        d2l.fix_keys(layer, tensor(KEYS), tensor(VALUES), tensor(np.array([[1, 2]], np.int32)))
     with pytest.raises(ValueError, match="valid_lens must be >= 0"):
-        layer.fix_keys(tensor(KEYS), tensor(VALUES), tensor(np.array([1, -1, 2], np.int32)))
+        d2l.fix_keys(layer, tensor(KEYS), tensor(VALUES), tensor(np.array([1, -1, 2], np.int32)))
     with pytest.raises(ValueError, match="values must have shape"):
-        layer.fix_keys(tensor(KEYS), tensor(VALUES[:, :5]))
-    attend = layer.fix_keys(tensor(KEYS), tensor(VALUES))
+        d2l.fix_keys(layer, tensor(KEYS), tensor(VALUES[:, :5]))
+    attend = d2l.fix_keys(layer, tensor(KEYS), tensor(VALUES))
     with pytest.raises(ValueError, match="queries must have shape"):
         attend(tensor(QUERIES[0].reshape(3, 5, 1)))  # 5 queries a step, not 1
 

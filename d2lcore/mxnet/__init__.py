@@ -35,7 +35,12 @@ _npx.set_np()
 from d2lcore.common import *  # noqa: F403
 from d2lcore.common import interface_names as _interface_names
 
-from .attention import AdditiveAttention, DotProductAttention, masked_softmax
+from .attention import (
+    AdditiveAttention,
+    DotProductAttention,
+    fix_keys,
+    masked_softmax,
+)
 from .checks import (
     check_decoder_call,
     check_decoder_init,

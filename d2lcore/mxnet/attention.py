@@ -76,44 +76,49 @@ class AdditiveAttention(nn.Block):
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
         return npx.batch_dot(self.dropout(self.attention_weights), values)
 
-    def fix_keys(self, keys, values, valid_lens=None):
-        """For a decoder that asks one query per step of the same keys and values: W_k is
-        applied to the keys once, here, instead of at every call. Returns ``attend``:
-        attend(queries (batch, 1, q)) -> (batch, 1, v), the same numbers as
-        ``self(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
-        1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
-        (batch,)."""
-        dims = check_shapes(
-            keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v")
+
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, instead of at
+    every step. Returns ``attend``: attend(queries (batch, 1, q)) -> (batch, 1, v), the same numbers as
+    ``attention(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
+    1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
+    (batch,)."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
         )
-        check_float(keys=keys, values=values)
-        check_built_widths(self, keys=keys)
-        keys = self.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-        lens = None  # (batch, 1): one valid length per query
-        if valid_lens is not None:
-            check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
-            check_lengths("valid_lens", valid_lens.asnumpy())
-            # (npx.softmax reads a length above the number of keys as garbage: cap it)
-            lens = np.minimum(valid_lens.reshape(-1, 1), keys.shape[1]).astype("int32")
-        # W_q q is added to every key through a batched product with a column of ones: the
-        # same sums as broadcasting, whose gradient MXNet computes slowly.
-        ones = np.ones((keys.shape[0], keys.shape[1], 1), ctx=keys.ctx)
+    dims = check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    lens = None  # (batch, 1): one valid length per query
+    if valid_lens is not None:
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        check_lengths("valid_lens", valid_lens.asnumpy())
+        # (npx.softmax reads a length above the number of keys as garbage: cap it)
+        lens = np.minimum(valid_lens.reshape(-1, 1), keys.shape[1]).astype("int32")
+    # W_q q is added to every key through a batched product with a column of ones: the
+    # same sums as broadcasting, whose gradient MXNet computes slowly.
+    ones = np.ones((keys.shape[0], keys.shape[1], 1), ctx=keys.ctx)
 
-        def attend(queries):
-            check_shapes(queries=(queries, f"{dims['batch']} 1 d_q"))
-            check_float(queries=queries)
-            check_built_widths(self, queries=queries)
-            features = np.tanh(npx.batch_dot(ones, self.W_q(queries)) + keys)  # (b, k, h)
-            scores = self.w_v(features).swapaxes(1, 2)  # (batch, 1, keys)
-            if lens is None:
-                self.attention_weights = npx.softmax(scores, axis=-1)
-            else:  # softmax over the first lens[b] keys; the others get 0
-                self.attention_weights = npx.softmax(
-                    scores, length=lens, axis=-1, use_length=True
-                )
-            return npx.batch_dot(self.dropout(self.attention_weights), values)
+    def attend(queries):
+        check_shapes(queries=(queries, f"{dims['batch']} 1 d_q"))
+        check_float(queries=queries)
+        check_built_widths(attention, queries=queries)
+        queries = npx.batch_dot(ones, attention.W_q(queries))  # (batch, keys, h)
+        features = np.tanh(queries + keys)
+        scores = attention.w_v(features).swapaxes(1, 2)  # (batch, 1, keys)
+        if lens is None:
+            attention.attention_weights = npx.softmax(scores, axis=-1)
+        else:  # softmax over the first lens[b] keys; the others get 0
+            attention.attention_weights = npx.softmax(
+                scores, length=lens, axis=-1, use_length=True
+            )
+        return npx.batch_dot(attention.dropout(attention.attention_weights), values)
 
-        return attend
+    return attend
 
 
 class DotProductAttention(nn.Block):

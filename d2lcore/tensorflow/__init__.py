@@ -19,7 +19,12 @@ _apply_threads()  # before anything below runs TensorFlow (d2lcore.threads)
 from d2lcore.common import *  # noqa: F403
 from d2lcore.common import interface_names as _interface_names
 
-from .attention import AdditiveAttention, DotProductAttention, masked_softmax
+from .attention import (
+    AdditiveAttention,
+    DotProductAttention,
+    fix_keys,
+    masked_softmax,
+)
 from .checks import (
     check_decoder_call,
     check_decoder_init,

@@ -80,46 +80,52 @@ class AdditiveAttention(keras.layers.Layer):
         weights = self.dropout(self.attention_weights, training=training)
         return tf.matmul(weights, values)
 
-    def fix_keys(self, keys, values, valid_lens=None):
-        """For a decoder that asks one query per step of the same keys and values: W_k is
-        applied to the keys once, here, instead of at every call. Returns ``attend``:
-        attend(queries (batch, 1, q), training=None) -> (batch, 1, v), the same numbers as
-        ``self(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
-        1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
-        (batch,)."""
-        check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
-        check_float(keys=keys, values=values)
-        check_built_widths(self, keys=keys)
-        # Keras marks a layer built when it is called, and attend calls only the sublayers
-        self.built = True
-        keys = self.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-        mask = None  # (batch, 1, keys): True for the keys within each valid length
-        if valid_lens is not None:
-            valid_lens = tf.convert_to_tensor(valid_lens)
-            check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
-            if tf.executing_eagerly():  # inside tf.function the values are not checked
-                check_lengths("valid_lens", valid_lens.numpy())
-            positions = tf.range(tf.shape(keys)[1])
-            lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
-            mask = positions[None, None, :] < lens
 
-        def attend(queries, training=None):
-            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
-            check_float(queries=queries)
-            check_built_widths(self, queries=queries)
-            # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
-            features = tf.tanh(self.W_q(queries) + keys)
-            scores = tf.transpose(self.w_v(features), (0, 2, 1))  # (batch, 1, keys)
-            if mask is None:
-                self.attention_weights = tf.nn.softmax(scores, axis=-1)
-            else:  # masked_softmax's numbers, with the mask built once
-                scores = tf.where(mask, scores, scores.dtype.min)
-                weights = tf.nn.softmax(scores, axis=-1) * tf.cast(mask, scores.dtype)
-                self.attention_weights = weights
-            weights = self.dropout(self.attention_weights, training=training)
-            return tf.matmul(weights, values)
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, instead of at
+    every step. Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (batch, 1, v), the same numbers as
+    ``attention(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
+    1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
+    (batch,)."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
+        )
+    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    # Keras marks a layer built when it is called, and attend calls only the sublayers
+    attention.built = True
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    mask = None  # (batch, 1, keys): True for the keys within each valid length
+    if valid_lens is not None:
+        valid_lens = tf.convert_to_tensor(valid_lens)
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        if tf.executing_eagerly():  # inside tf.function the values are not checked
+            check_lengths("valid_lens", valid_lens.numpy())
+        positions = tf.range(tf.shape(keys)[1])
+        lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
+        mask = positions[None, None, :] < lens
 
-        return attend
+    def attend(queries, training=None):
+        check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
+        check_float(queries=queries)
+        check_built_widths(attention, queries=queries)
+        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
+        features = tf.tanh(attention.W_q(queries) + keys)
+        scores = tf.transpose(attention.w_v(features), (0, 2, 1))  # (batch, 1, keys)
+        if mask is None:
+            attention.attention_weights = tf.nn.softmax(scores, axis=-1)
+        else:  # masked_softmax's numbers, with the mask built once
+            scores = tf.where(mask, scores, scores.dtype.min)
+            weights = tf.nn.softmax(scores, axis=-1) * tf.cast(mask, scores.dtype)
+            attention.attention_weights = weights
+        weights = attention.dropout(attention.attention_weights, training=training)
+        return tf.matmul(weights, values)
+
+    return attend
 
 
 class DotProductAttention(keras.layers.Layer):

@@ -13,7 +13,7 @@ from d2lcore.checks import (
     check_steps,
 )
 
-from .attention import AdditiveAttention
+from .attention import AdditiveAttention, fix_keys
 from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
@@ -74,7 +74,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
         # is applied to the keys once, by fix_keys, not at every step
-        attend = self.attention.fix_keys(enc_outputs, enc_outputs, enc_valid_lens)
+        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, attention_weights = [], []
         for t in range(X.shape[1]):
             query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer

@@ -78,42 +78,46 @@ class AdditiveAttention(nn.Module):
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
-    def fix_keys(self, keys, values, valid_lens=None):
-        """For a decoder that asks one query per step of the same keys and values: W_k is
-        applied to the keys once, here, instead of at every call. Returns ``attend``:
-        attend(queries (batch, 1, q)) -> (batch, 1, v), the same numbers as
-        ``self(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
-        1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
-        (batch,)."""
-        dims = check_shapes(
-            keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v")
+
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, instead of at
+    every step. Returns ``attend``: attend(queries (batch, 1, q)) -> (batch, 1, v), the same numbers as
+    ``attention(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
+    1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
+    (batch,)."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
         )
-        check_float(keys=keys, values=values)
-        check_built_widths(self, keys=keys)
-        keys = self.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-        mask = None  # (batch, 1, keys): True for the keys within each valid length
-        if valid_lens is not None:
-            check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
-            check_lengths("valid_lens", valid_lens.cpu().numpy())
-            positions = torch.arange(keys.shape[1], device=keys.device)
-            mask = (positions < valid_lens.reshape(-1, 1)).unsqueeze(1)
-        lowest = torch.finfo(keys.dtype).min
+    dims = check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    mask = None  # (batch, 1, keys): True for the keys within each valid length
+    if valid_lens is not None:
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        check_lengths("valid_lens", valid_lens.cpu().numpy())
+        positions = torch.arange(keys.shape[1], device=keys.device)
+        mask = (positions < valid_lens.reshape(-1, 1)).unsqueeze(1)
+    lowest = torch.finfo(keys.dtype).min
 
-        def attend(queries):
-            check_shapes(queries=(queries, f"{dims['batch']} 1 d_q"))
-            check_float(queries=queries)
-            check_built_widths(self, queries=queries)
-            # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
-            features = torch.tanh(self.W_q(queries) + keys)
-            scores = self.w_v(features).transpose(1, 2)  # (batch, 1, keys)
-            if mask is None:
-                self.attention_weights = torch.softmax(scores, dim=-1)
-            else:  # masked_softmax's numbers, with the mask built once
-                scores = scores.masked_fill(~mask, lowest)
-                self.attention_weights = torch.softmax(scores, dim=-1) * mask
-            return torch.bmm(self.dropout(self.attention_weights), values)
+    def attend(queries):
+        check_shapes(queries=(queries, f"{dims['batch']} 1 d_q"))
+        check_float(queries=queries)
+        check_built_widths(attention, queries=queries)
+        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
+        features = torch.tanh(attention.W_q(queries) + keys)
+        scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
+        if mask is None:
+            attention.attention_weights = torch.softmax(scores, dim=-1)
+        else:  # masked_softmax's numbers, with the mask built once
+            scores = scores.masked_fill(~mask, lowest)
+            attention.attention_weights = torch.softmax(scores, dim=-1) * mask
+        return torch.bmm(attention.dropout(attention.attention_weights), values)
 
-        return attend
+    return attend
 
 
 class DotProductAttention(nn.Module):
