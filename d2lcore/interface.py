@@ -310,7 +310,7 @@ class DotProductAttention:
         """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-# --- per framework: section 5, multi-head attention ----------------------------------------------------------
+# --- per framework: section 6, multi-head attention ----------------------------------------------------------
 
 
 def transpose_qkv(X, num_heads):
@@ -336,7 +336,7 @@ class MultiHeadAttention:
         num_hiddens); valid_lens as in masked_softmax."""
 
 
-# --- per framework: section 6, self-attention and positional encoding ---------------------------------------
+# --- per framework: section 7, self-attention and positional encoding ---------------------------------------
 
 
 class PositionalEncoding:
@@ -446,7 +446,7 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
 
 
-# --- per framework: encoder–decoder models (section 4) ----------------------------------------------------------
+# --- per framework: encoder–decoder models (sections 4, 5) ---------------------------------------------------
 
 
 class Encoder:
@@ -552,7 +552,7 @@ def predict_seq2seq(
     """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
 
 
-# --- per framework: section 7, the Transformer -----------------------------------------------------------------
+# --- per framework: section 8, the Transformer -----------------------------------------------------------------
 # Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
 # layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
 

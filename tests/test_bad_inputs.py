@@ -262,7 +262,7 @@ def test_attention_layers(framework, data):
         clear_error(framework, "queries", lambda: layer(other, keys, values))
 
 
-# --- section 5: multi-head attention ------------------------------------------------------------------------
+# --- section 6: multi-head attention ------------------------------------------------------------------------
 
 
 @frameworks
@@ -313,7 +313,7 @@ def test_multihead_attention(framework, data):
         clear_error(framework, "valid_lens", lambda: layer(X, X, X, lens))
 
 
-# --- section 6: positional encoding; section 2: kernel regression -----------------------------------------------
+# --- section 7: positional encoding; section 2: kernel regression -----------------------------------------------
 
 
 @frameworks
@@ -378,7 +378,7 @@ def test_kernel_regression(framework, data):
         )
 
 
-# --- section 4: encoder–decoder, masks and loss ---------------------------------------------------------------
+# --- sections 4, 5: encoder–decoder, masks, loss ---------------------------------------------------------------
 
 
 def seq2seq(framework, vocab=6):
@@ -458,6 +458,62 @@ def test_seq2seq_decoder(framework, data):
     else:  # a state made by hand, with lengths that init_state would refuse
         lens = lengths_with(framework, data, 2, "negative int")
         clear_error(framework, "enc_valid_lens", lambda: decoder(X, (outputs[0], outputs[1], lens)))
+
+
+@frameworks
+@bounded
+@given(data=st.data())
+def test_decoder_checks_and_fix_keys(framework, data):
+    """The decoder's helpers, called directly: check_decoder_init, check_decoder_call, fix_keys and its attend."""
+    d2l = d2l_of(framework)
+    encoder, _ = seq2seq(framework)
+    X = ids(framework, np.ones((2, 3)))
+    outputs = encoder(X)
+    case = data.draw(
+        st.sampled_from(
+            [
+                "init",
+                "init lens",
+                "call state",
+                "call ids",
+                "attention",
+                "keys",
+                "lens",
+                "query",
+                "add",
+            ]
+        )
+    )
+    if case == "add":  # AddNorm's check: Y must have the shape of X
+        layer, Y = d2l.AddNorm(0.0), T(framework, np.ones((2, 3, 4), np.float32))
+        clear_error(framework, "Y", lambda: d2l.check_add_norm(layer, outputs[0], Y))
+    elif case == "init":
+        clear_error(framework, "enc_outputs", lambda: d2l.check_decoder_init(outputs[0], None))
+    elif case == "init lens":
+        lens = lengths_with(framework, data, 2, data.draw(st.sampled_from(["float", "bool"])))
+        clear_error(framework, "enc_valid_lens", lambda: d2l.check_decoder_init(outputs, lens))
+    elif case == "call state":
+        clear_error(framework, "state", lambda: d2l.check_decoder_call(X, outputs, 6))
+    elif case == "call ids":
+        state = (outputs[0], outputs[1], None)
+        bad = bad_ids(framework, data, 6, (2, 2))
+        clear_error(framework, "X", lambda: d2l.check_decoder_call(bad, state, 6))
+    elif case == "attention":  # not an AdditiveAttention
+        layer = d2l.DotProductAttention(0.0)
+        clear_error(framework, "attention", lambda: d2l.fix_keys(layer, outputs[0], outputs[0]))
+    else:
+        layer = ready(framework, d2l.AdditiveAttention(8, 0.0))
+        keys = outputs[0]  # (2, 3, 8)
+        if case == "keys":
+            clear_error(framework, "keys", lambda: d2l.fix_keys(layer, X, keys))
+        elif case == "lens":
+            lens = lengths_with(framework, data, 2, data.draw(st.sampled_from(["float", "bool"])))
+            clear_error(framework, "valid_lens", lambda: d2l.fix_keys(layer, keys, keys, lens))
+        else:  # queries of 2 steps, where attend takes one
+            attend = d2l.fix_keys(layer, keys, keys)
+            clear_error(
+                framework, "queries", lambda: attend(T(framework, np.ones((2, 2, 8), np.float32)))
+            )
 
 
 @frameworks
@@ -573,7 +629,7 @@ def test_masked_loss_valid_edge_cases(framework, data):
     valid(framework)
 
 
-# --- section 7: the Transformer ---------------------------------------------------------------------------------
+# --- section 8: the Transformer ---------------------------------------------------------------------------------
 
 
 @frameworks

@@ -1,4 +1,4 @@
-"""Sequence to sequence learning with Bahdanau attention in PyTorch (section 4): a GRU
+"""Sequence to sequence learning with Bahdanau attention in PyTorch (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
 import torch
