@@ -40,10 +40,12 @@ from d2lcore.text import (
     truncate_pad,
 )
 from d2lcore.timer import Timer
-from d2lcore.transformer import LAYER_NORM_EPS
+from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 __all__ = [
     "LAYER_NORM_EPS",
+    "check_decoder_state",
+    "check_width",
     "check_add_norm",
     "check_built_widths",
     "check_dropout",

@@ -149,6 +149,15 @@ def check_dropout(dropout):
     """*neutral.* Check a dropout probability, 0 <= dropout < 1; return it as a float."""
 
 
+def check_width(name, shape, width, batch=None):
+    """*neutral.* ``shape`` must be (batch, steps, width), the batch ``batch`` if given; returns it as a tuple."""
+
+
+def check_decoder_state(state, num_layers, num_hiddens, batch=None):
+    """*neutral.* Check a TransformerDecoder state (enc_outputs, enc_valid_lens, caches); returns the number of
+    positions its caches hold."""
+
+
 def check_add_norm(layer, X, Y):
     """*neutral.* For AddNorm ``layer``: X has the width the layer was built for, Y the shape of X."""
 

@@ -484,6 +484,12 @@ def test_decoder_checks_and_fix_keys(framework, data):
             ]
         )
     )
+    if case == "width":  # the Transformer's checks, neutral
+        clear_error(framework, "X", lambda: d2l.check_width("X", (2, 3, 5), 8))
+        return
+    if case == "state":
+        clear_error(framework, "state", lambda: d2l.check_decoder_state(outputs, 2, 8))
+        return
     if case == "add":  # AddNorm's check: Y must have the shape of X
         layer, Y = d2l.AddNorm(0.0), T(framework, np.ones((2, 3, 4), np.float32))
         clear_error(framework, "Y", lambda: d2l.check_add_norm(layer, outputs[0], Y))
