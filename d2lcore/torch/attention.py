@@ -101,6 +101,7 @@ def fix_keys(attention, keys, values, valid_lens=None):
         check_lengths("valid_lens", valid_lens.cpu().numpy())
         positions = torch.arange(keys.shape[1], device=keys.device)
         mask = (positions < valid_lens.reshape(-1, 1)).unsqueeze(1)
+        outside = ~mask  # the keys beyond each valid length
     lowest = torch.finfo(keys.dtype).min
 
     def attend(queries):
@@ -113,7 +114,7 @@ def fix_keys(attention, keys, values, valid_lens=None):
         if mask is None:
             attention.attention_weights = torch.softmax(scores, dim=-1)
         else:  # masked_softmax's numbers, with the mask built once
-            scores = scores.masked_fill(~mask, lowest)
+            scores = scores.masked_fill(outside, lowest)
             attention.attention_weights = torch.softmax(scores, dim=-1) * mask
         return torch.bmm(attention.dropout(attention.attention_weights), values)
 
