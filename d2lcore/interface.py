@@ -306,8 +306,9 @@ class AdditiveAttention:
 
 def fix_keys(attention, keys, values, valid_lens=None):
     """For a decoder's steps, AdditiveAttention ``attention`` with W_k applied to the keys once: returns
-    attend(queries (batch, 1, q)) -> (batch, 1, v), the numbers of attention(queries, keys, values, valid_lens);
-    valid_lens None or (batch,). TensorFlow's attend also takes ``training``."""
+    attend(queries (batch, 1, q)) -> (context (batch, 1, v), weights (batch, 1, keys)), the numbers of
+    attention(queries, keys, values, valid_lens) and its attention_weights; valid_lens None or (batch,).
+    TensorFlow's attend also takes ``training``."""
 
 
 class DotProductAttention:

@@ -26,15 +26,13 @@ def test_fix_keys_equals_forward(framework, d2l, tensor, valid_lens):
     for queries in QUERIES:  # one decoding step after the other, the same keys
         expected = to_numpy(eval_call(framework, layer, tensor(queries), keys, values, lens))
         expected_weights = to_numpy(layer.attention_weights)
-        got = to_numpy(attend(tensor(queries)))
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(
-            to_numpy(layer.attention_weights), expected_weights, rtol=1e-5, atol=1e-6
-        )
-        assert to_numpy(layer.attention_weights).shape == (3, 1, 6)
+        context, weights = attend(tensor(queries))
+        np.testing.assert_allclose(to_numpy(context), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(to_numpy(weights), expected_weights, rtol=1e-5, atol=1e-6)
+        assert to_numpy(weights).shape == (3, 1, 6)
     if valid_lens is not None:  # the masked keys get no weight at all
         masked = np.arange(6)[None, :] >= np.array(valid_lens)[:, None]
-        assert (to_numpy(layer.attention_weights)[:, 0][masked] == 0).all()
+        assert (to_numpy(weights)[:, 0][masked] == 0).all()
 
 
 def test_fix_keys_checks_its_arguments(framework, d2l, tensor):
@@ -50,6 +48,11 @@ def test_fix_keys_checks_its_arguments(framework, d2l, tensor):
     attend = d2l.fix_keys(layer, tensor(KEYS), tensor(VALUES))
     with pytest.raises(ValueError, match="queries must have shape"):
         attend(tensor(QUERIES[0].reshape(3, 5, 1)))  # 5 queries a step, not 1
+    attend(tensor(QUERIES[0]))  # a good call, then bad ones: each new shape is checked
+    with pytest.raises(ValueError, match="queries's last dimension must be 5"):
+        attend(tensor(np.ones((3, 1, 4), np.float32)))
+    with pytest.raises(TypeError, match="queries must be a floating-point"):
+        attend(tensor(QUERIES[0].astype(np.int32)))
 
 
 def concat_last(framework, a, b):

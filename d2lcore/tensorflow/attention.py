@@ -83,11 +83,12 @@ class AdditiveAttention(keras.layers.Layer):
 
 def fix_keys(attention, keys, values, valid_lens=None):
     """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
-    of the same keys and values: W_k is applied to the keys once, here, instead of at
-    every step. Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (batch, 1, v), the same numbers as
-    ``attention(queries, keys, values, valid_lens)``; it sets ``attention_weights`` (batch,
-    1, keys). keys (batch, keys, k), values (batch, keys, v), valid_lens None or
-    (batch,)."""
+    of the same keys and values: W_k is applied to the keys once, here, not at every
+    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
+
+    Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (context (batch, 1, v),
+    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
+    valid_lens)`` and of its attention_weights."""
     if not isinstance(attention, AdditiveAttention):
         raise TypeError(
             "attention must be an AdditiveAttention; got "
@@ -108,22 +109,29 @@ def fix_keys(attention, keys, values, valid_lens=None):
         positions = tf.range(tf.shape(keys)[1])
         lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
         mask = positions[None, None, :] < lens
+    checked = set()  # the (shape, dtype) of the queries checked already
+
+    def check_queries(queries):
+        """The checks of the first call with queries of this shape and dtype."""
+        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
+        if key not in checked:
+            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
+            check_float(queries=queries)
+            check_built_widths(attention, queries=queries)
+            checked.add(key)
 
     def attend(queries, training=None):
-        check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
-        check_float(queries=queries)
-        check_built_widths(attention, queries=queries)
+        check_queries(queries)
         # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
         features = tf.tanh(attention.W_q(queries) + keys)
         scores = tf.transpose(attention.w_v(features), (0, 2, 1))  # (batch, 1, keys)
         if mask is None:
-            attention.attention_weights = tf.nn.softmax(scores, axis=-1)
+            weights = tf.nn.softmax(scores, axis=-1)
         else:  # masked_softmax's numbers, with the mask built once
             scores = tf.where(mask, scores, scores.dtype.min)
             weights = tf.nn.softmax(scores, axis=-1) * tf.cast(mask, scores.dtype)
-            attention.attention_weights = weights
-        weights = attention.dropout(attention.attention_weights, training=training)
-        return tf.matmul(weights, values)
+        dropped = attention.dropout(weights, training=training)
+        return tf.matmul(dropped, values), weights
 
     return attend
 

@@ -78,12 +78,12 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         outputs, attention_weights = [], []
         for t in range(X.shape[1]):
             query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer
-            context = attend(query, training=training)  # (batch, 1, h): c_{t'}
+            context, weights = attend(query, training=training)  # c_{t'}
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = tf.concat((context, embs[:, t : t + 1]), axis=-1)
             out, hidden = self.rnn(x, hidden, training=training)  # out: (batch, 1, h)
             outputs.append(out)
-            attention_weights.append(self.attention.attention_weights)
+            attention_weights.append(weights)
         self._attention_weights = tuple(attention_weights)
         logits = self.dense(tf.concat(outputs, axis=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)

@@ -85,12 +85,12 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         outputs, self._attention_weights = [], []
         for t in range(embs.shape[1]):
             query = hidden[-1].unsqueeze(1)  # (batch, 1, h): s_{t'-1}, last layer
-            context = attend(query)  # (batch, 1, h): c_{t'}
+            context, weights = attend(query)  # c_{t'}: (batch, 1, h)
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = torch.cat((context, embs[:, t : t + 1]), dim=-1)
             out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)
-            self._attention_weights.append(self.attention.attention_weights)
+            self._attention_weights.append(weights)
         logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)
 
