@@ -48,7 +48,7 @@ html: notebooks
 timings:
 	@$(PY) -m booktools timings
 
-# Speed (run it on an otherwise idle machine): the training runs of sections 4 and 7 against the
+# Speed (run it on an otherwise idle machine): the training runs of sections 5 and 8 against the
 # reference's structure (benchmarks/reference/), side by side; multi-head attention against each
 # framework's fused attention; the whole book executed afresh, with the time of every notebook.
 bench: $(STAMP)

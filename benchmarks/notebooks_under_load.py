@@ -1,6 +1,6 @@
 """How long the training notebooks take on a quiet machine and with one CPU-bound competing process.
 
-Each notebook of sections 4 (Bahdanau attention) and 7 (the Transformer), per framework, is split as the book
+Each notebook of sections 5 (Bahdanau attention) and 8 (the Transformer), per framework, is split as the book
 splits it and executed top to bottom with nbclient, in a plain ``python3`` kernel with no thread settings in its
 environment (as a reader's Jupyter after ``pip install d2lcore[...]``: d2lcore makes the choice) or, with
 ``--kernel book``, in the book's kernel of its framework. "quiet" is the machine as it is (other work may be

@@ -1,5 +1,5 @@
-"""Ours against the reference's structure, side by side: the training runs of sections 4
-(Bahdanau attention) and 7 (the Transformer) in each framework, d2lcore's against the
+"""Ours against the reference's structure, side by side: the training runs of sections 5
+(Bahdanau attention) and 8 (the Transformer) in each framework, d2lcore's against the
 re-implementation of the reference's training loop in benchmarks/reference/ (same
 hyperparameters, same data, same number of epochs, same seed).
 

@@ -341,3 +341,58 @@ def check_seq2seq_batch(batch):
     except (TypeError, ValueError) as error:
         raise type(error)(f"{expected}: {error}") from None
     return tuple(batch)
+
+
+# --- a layer's call as a whole, with each framework's hooks (d2lcore.<framework>.checks) ----------------------
+
+
+def check_encoder_lengths(enc_outputs, enc_valid_lens, to_lengths):
+    """Check ``enc_valid_lens``: None, or (batch,) whole numbers >= 0 for ``enc_outputs``
+    (batch, src_steps, num_hiddens). ``to_lengths`` is the framework's hook that gives
+    them as NumPy, or None where the values are unknown (a traced TensorFlow graph)."""
+    if enc_valid_lens is not None:
+        check_shapes(
+            enc_outputs=(enc_outputs, "batch steps h"),
+            enc_valid_lens=(enc_valid_lens, "batch"),
+        )
+        lengths = to_lengths(enc_valid_lens)
+        if lengths is not None:
+            check_lengths("enc_valid_lens", lengths)
+
+
+def check_decoder_init(enc_outputs, enc_valid_lens, to_lengths):
+    """For an RNN attention decoder's ``init_state``: ``enc_outputs`` is the encoder's
+    (outputs (batch, src_steps, num_hiddens), state (num_layers, batch, num_hiddens)), and
+    ``enc_valid_lens`` None or (batch,) lengths; returns (outputs, state)."""
+    outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
+    check_encoder_lengths(outputs, enc_valid_lens, to_lengths)
+    return outputs, hidden
+
+
+def check_decoder_call(X, state, vocab_size, check_token_ids, to_lengths):
+    """For an RNN attention decoder's forward: X (batch, steps >= 1) holds token indices
+    0 ... vocab_size - 1, and ``state`` is (enc_outputs (batch, src_steps, num_hiddens),
+    hidden, enc_valid_lens None or (batch,)); returns ``state`` as a tuple.
+    ``check_token_ids`` and ``to_lengths`` are the framework's hooks."""
+    enc_outputs, hidden, enc_valid_lens = check_tuple(
+        "state", state, ("enc_outputs", "hidden", "enc_valid_lens")
+    )
+    dims = check_shapes(
+        X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
+    )
+    check_steps("X", dims.get("steps"))
+    check_token_ids("X", X, vocab_size)
+    check_encoder_lengths(enc_outputs, enc_valid_lens, to_lengths)
+    return enc_outputs, hidden, enc_valid_lens
+
+
+def check_add_norm(layer, X, Y):
+    """For AddNorm ``layer``'s call on X, Y (..., d): X has the width the layer was built for
+    (see :func:`check_built_widths`), and Y the same shape as X, since they are added (an
+    unknown dimension, None in a traced graph, matches any)."""
+    check_built_widths(layer, X=X)
+    x, y = _shape_of(X), _shape_of(Y)
+    if len(x) != len(y) or any(None not in (a, b) and a != b for a, b in zip(x, y)):
+        raise ValueError(
+            f"AddNorm adds X and Y, so they must have the same shape; got X {x} and Y {y}"
+        )

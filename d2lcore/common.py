@@ -1,6 +1,7 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
@@ -42,13 +43,16 @@ from d2lcore.text import (
     truncate_pad,
 )
 from d2lcore.timer import Timer
-from d2lcore.transformer import LAYER_NORM_EPS
+from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 __all__ = [
     "LAYER_NORM_EPS",
     "check_bool",
     "check_seq2seq_batch",
     "check_training_points",
+    "check_decoder_state",
+    "check_width",
+    "check_add_norm",
     "check_built_widths",
     "check_dropout",
     "check_epoch_tokens",

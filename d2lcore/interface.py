@@ -149,6 +149,19 @@ def check_dropout(dropout):
     """*neutral.* Check a dropout probability, 0 <= dropout < 1; return it as a float."""
 
 
+def check_width(name, shape, width, batch=None):
+    """*neutral.* ``shape`` must be (batch, steps, width), the batch ``batch`` if given; returns it as a tuple."""
+
+
+def check_decoder_state(state, num_layers, num_hiddens, batch=None):
+    """*neutral.* Check a TransformerDecoder state (enc_outputs, enc_valid_lens, caches); returns the number of
+    positions its caches hold."""
+
+
+def check_add_norm(layer, X, Y):
+    """*neutral.* For AddNorm ``layer``: X has the width the layer was built for, Y the shape of X."""
+
+
 def check_sizes(**sizes):
     """*neutral.* ``check_sizes(vocab_size=v, ...)``: each size an int >= 1."""
 
@@ -206,6 +219,16 @@ def check_valid_lens(name, valid_lens):
 def check_token_ids(name, X, vocab_size):
     """X must be an integer tensor of token indices 0 ... vocab_size - 1: one reduction, and one wait for the
     device, per call (inside a traced TensorFlow graph only the dtype is checked)."""
+
+
+def check_decoder_init(enc_outputs, enc_valid_lens):
+    """For an RNN attention decoder's init_state: enc_outputs (outputs (batch, src_steps, h), state), enc_valid_lens
+    None or (batch,) lengths; returns (outputs, state)."""
+
+
+def check_decoder_call(X, state, vocab_size):
+    """For an RNN attention decoder's forward: X (batch, steps >= 1) token indices, state (enc_outputs (batch,
+    src_steps, h), hidden, enc_valid_lens None or (batch,)); returns state as a tuple."""
 
 
 def show_record(name, text, **fields):
@@ -301,6 +324,13 @@ class AdditiveAttention:
         """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries, v)."""
 
 
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder's steps, AdditiveAttention ``attention`` with W_k applied to the keys once: returns
+    attend(queries (batch, 1, q)) -> (context (batch, 1, v), weights (batch, 1, keys)), the numbers of
+    attention(queries, keys, values, valid_lens) and its attention_weights; valid_lens None or (batch,).
+    TensorFlow's attend also takes ``training``."""
+
+
 class DotProductAttention:
     """Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V. ``attention_weights``: (batch, queries, keys)."""
 
@@ -310,7 +340,7 @@ class DotProductAttention:
         """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-# --- per framework: section 5, multi-head attention ----------------------------------------------------------
+# --- per framework: section 6, multi-head attention ----------------------------------------------------------
 
 
 def transpose_qkv(X, num_heads):
@@ -336,7 +366,7 @@ class MultiHeadAttention:
         num_hiddens); valid_lens as in masked_softmax."""
 
 
-# --- per framework: section 6, self-attention and positional encoding ---------------------------------------
+# --- per framework: section 7, self-attention and positional encoding ---------------------------------------
 
 
 class PositionalEncoding:
@@ -446,7 +476,7 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
 
 
-# --- per framework: encoder–decoder models (section 4) ----------------------------------------------------------
+# --- per framework: encoder–decoder models (sections 4, 5) ---------------------------------------------------
 
 
 class Encoder:
@@ -552,7 +582,7 @@ def predict_seq2seq(
     """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
 
 
-# --- per framework: section 7, the Transformer -----------------------------------------------------------------
+# --- per framework: section 8, the Transformer -----------------------------------------------------------------
 # Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
 # layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
 

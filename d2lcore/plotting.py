@@ -122,8 +122,15 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
         )
     vmin, vmax = min(matrices.min(), 0), matrices.max()
     use_svg_display()
+    # "compressed": the panels keep their aspect and the rows and columns sit close together
     fig, axes = plt.subplots(
-        num_rows, num_cols, figsize=figsize, sharex=True, sharey=True, squeeze=False
+        num_rows,
+        num_cols,
+        figsize=figsize,
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="compressed",
     )
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):

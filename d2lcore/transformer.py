@@ -1,4 +1,4 @@
-"""Framework-neutral pieces of the Transformer (section 7): the layer-norm epsilon and the
+"""Framework-neutral pieces of the Transformer (section 8): the layer-norm epsilon and the
 checks of shapes and decoder states, shared by the three backends. They look only at
 shapes, so they work on any framework's tensors (and on Keras' symbolic shapes, where a
 dimension may be None: unknown dimensions are not checked)."""
@@ -36,6 +36,12 @@ def check_width(name, shape, width, batch=None):
     return dims
 
 
+def _described(value):
+    """``value``'s type, and its length where it has one: "tuple of 2 entries"."""
+    size = f" of {len(value)} entries" if isinstance(value, (tuple, list)) else ""
+    return f"{type(value).__name__}{size}"
+
+
 def check_decoder_state(state, num_layers, num_hiddens, batch=None):
     """Check a TransformerDecoder state (enc_outputs, enc_valid_lens, caches) and return
     ``past``, the number of positions its caches hold (0 when they are all None).
@@ -50,8 +56,8 @@ def check_decoder_state(state, num_layers, num_hiddens, batch=None):
     )
     if not isinstance(state, (tuple, list)) or len(state) != 3:
         raise ValueError(
-            "a TransformerDecoder state is a tuple (enc_outputs, enc_valid_lens, caches); "
-            f"got {type(state).__name__}: {how}"
+            "a TransformerDecoder state must be a tuple (enc_outputs, enc_valid_lens, caches); "
+            f"got {_described(state)}: {how}"
         )
     enc_outputs, enc_valid_lens, caches = state
     if batch is None:

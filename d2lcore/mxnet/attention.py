@@ -85,6 +85,57 @@ class AdditiveAttention(nn.Block):
         return npx.batch_dot(self.dropout(self.attention_weights), values)
 
 
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, not at every
+    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
+
+    Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
+    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
+    valid_lens)`` and of its attention_weights."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
+        )
+    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    lens = None  # (batch, 1): one valid length per query
+    if valid_lens is not None:
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        check_valid_lens("valid_lens", valid_lens)
+        # (npx.softmax reads a length above the number of keys as garbage: cap it)
+        lens = np.minimum(valid_lens.reshape(-1, 1), keys.shape[1]).astype("int32")
+    # W_q q is added to every key through a batched product with a column of ones: the
+    # same sums as broadcasting, whose gradient MXNet computes slowly.
+    ones = np.ones((keys.shape[0], keys.shape[1], 1), ctx=keys.ctx)
+    checked = set()  # the (shape, dtype) of the queries checked already
+
+    def check_queries(queries):
+        """The checks of the first call with queries of this shape and dtype."""
+        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
+        if key not in checked:
+            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
+            check_float(queries=queries)
+            check_built_widths(attention, queries=queries)
+            checked.add(key)
+
+    def attend(queries):
+        check_queries(queries)
+        queries = npx.batch_dot(ones, attention.W_q(queries))  # (batch, keys, h)
+        features = np.tanh(queries + keys)
+        scores = attention.w_v(features).swapaxes(1, 2)  # (batch, 1, keys)
+        if lens is None:
+            weights = npx.softmax(scores, axis=-1)
+        else:  # softmax over the first lens[b] keys; the others get 0
+            weights = npx.softmax(scores, length=lens, axis=-1, use_length=True)
+        return npx.batch_dot(attention.dropout(weights), values), weights
+
+    return attend
+
+
 class DotProductAttention(nn.Block):
     """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
     Vaswani et al., 2017."""

@@ -4,6 +4,7 @@
 import numpy as onp
 from mxnet import np
 
+from d2lcore import checks
 from d2lcore.checks import check_lengths, dtype_error, token_ids_error
 
 
@@ -35,3 +36,22 @@ def check_valid_lens(name, valid_lens):
     lengths = valid_lens.asnumpy()
     check_lengths(name, lengths)
     return bool((lengths == 0).any())
+
+
+def _lengths(lens):
+    """lens (an mxnet.np.ndarray) as NumPy, for the neutral checks."""
+    return lens.asnumpy()
+
+
+def check_decoder_init(enc_outputs, enc_valid_lens):
+    """For Seq2SeqAttentionDecoder.init_state: enc_outputs is (outputs (batch, src_steps,
+    num_hiddens), state (num_layers, batch, num_hiddens)), enc_valid_lens None or (batch,)
+    lengths; returns (outputs, state). See :func:`d2lcore.checks.check_decoder_init`."""
+    return checks.check_decoder_init(enc_outputs, enc_valid_lens, _lengths)
+
+
+def check_decoder_call(X, state, vocab_size):
+    """For Seq2SeqAttentionDecoder's call: X (batch, steps) token indices, state
+    (enc_outputs, hidden, enc_valid_lens); returns state as a tuple. See
+    :func:`d2lcore.checks.check_decoder_call`."""
+    return checks.check_decoder_call(X, state, vocab_size, check_token_ids, _lengths)

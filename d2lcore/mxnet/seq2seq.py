@@ -1,4 +1,4 @@
-"""Sequence to sequence learning with Bahdanau attention in MXNet (section 4): a GRU
+"""Sequence to sequence learning with Bahdanau attention in MXNet (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
 from mxnet import np, npx
@@ -11,11 +11,10 @@ from d2lcore.checks import (
     check_shapes,
     check_sizes,
     check_steps,
-    check_tuple,
 )
 
-from .attention import AdditiveAttention
-from .checks import check_float, check_token_ids
+from .attention import AdditiveAttention, fix_keys
+from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
@@ -42,17 +41,6 @@ class Seq2SeqEncoder(Encoder):
         return outputs, state
 
 
-def _check_valid_lens(enc_outputs, enc_valid_lens):
-    """Check enc_valid_lens: None, or (batch,) whole numbers >= 0 for enc_outputs (batch,
-    src_steps, num_hiddens)."""
-    if enc_valid_lens is not None:
-        check_shapes(
-            enc_outputs=(enc_outputs, "batch steps h"),
-            enc_valid_lens=(enc_valid_lens, "batch"),
-        )
-        check_lengths("enc_valid_lens", enc_valid_lens.asnumpy())
-
-
 class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
@@ -75,48 +63,24 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self._attention_weights = []
 
     def init_state(self, enc_outputs, enc_valid_lens):
-        outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
-        _check_valid_lens(outputs, enc_valid_lens)
+        outputs, hidden = check_decoder_init(enc_outputs, enc_valid_lens)
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):
-        enc_outputs, hidden, enc_valid_lens = check_tuple(
-            "state", state, ("enc_outputs", "hidden", "enc_valid_lens")
-        )
-        dims = check_shapes(
-            X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
-        )
-        check_steps("X", dims.get("steps"))
-        check_token_ids("X", X, self.vocab_size)
-        _check_valid_lens(enc_outputs, enc_valid_lens)
+        check_decoder_call(X, state, self.vocab_size)
+        enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # The keys (the encoder outputs) are the same at every decoding step: project them
-        # by W_k once here, not at each step inside self.attention (same numbers, fewer
-        # operations). Likewise the valid lengths, as (batch, 1): one query per step.
-        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, num_hiddens)
-        lens = None
-        if enc_valid_lens is not None:
-            lens = enc_valid_lens.reshape(-1, 1).astype("int32")
-        # W_q q is added to every key position through a batched product with a column
-        # of ones: the same sums as broadcasting, whose gradient MXNet computes slowly.
-        ones = np.ones((X.shape[0], enc_outputs.shape[1], 1), ctx=X.ctx)
+        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
+        # is applied to the keys once, by fix_keys, not at every step
+        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         # The embedded tokens as (batch, 1, embed_size) slices, all split at once
         tokens = np.split(embs, embs.shape[1], axis=1) if embs.shape[1] > 1 else [embs]
         outputs, self._attention_weights = [], []
         for emb in tokens:
             query = np.expand_dims(hidden[-1], 1)  # (batch, 1, h): s_{t'-1}, last layer
-            # Additive attention, as in AdditiveAttention.forward, with the keys projected
-            queries = npx.batch_dot(ones, self.attention.W_q(query))  # (batch, src, h)
-            features = np.tanh(queries + keys)  # (batch, src_steps, h)
-            scores = self.attention.w_v(features).swapaxes(1, 2)  # (batch, 1, src_steps)
-            # Softmax over the first lens[b] keys (the others get 0), as masked_softmax
-            if lens is None:
-                weights = npx.softmax(scores, axis=-1)
-            else:
-                weights = npx.softmax(scores, length=lens, axis=-1, use_length=True)
-            context = npx.batch_dot(self.attention.dropout(weights), enc_outputs)
-            # The GRU's input: the context, then the embedded token: (batch, 1, h + embed)
+            context, weights = attend(query)  # c_{t'}: (batch, 1, h)
+            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = np.concatenate((context, emb), axis=-1)
             out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)

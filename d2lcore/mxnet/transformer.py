@@ -1,4 +1,4 @@
-"""The Transformer in MXNet (section 7): position-wise FFN, add & norm, encoder and
+"""The Transformer in MXNet (section 8): position-wise FFN, add & norm, encoder and
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper).
 
@@ -15,6 +15,7 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
@@ -70,12 +71,7 @@ class AddNorm(nn.HybridBlock):
         # In a hybridized parent's graph X and Y are symbols, whose shapes are unknown
         if isinstance(X, np.ndarray):
             check_float(X=X, Y=Y)
-            check_built_widths(self, X=X)
-        if isinstance(X, np.ndarray) and X.shape != Y.shape:
-            raise ValueError(
-                "AddNorm adds X and Y, so they must have the same shape; got X "
-                f"{tuple(X.shape)} and Y {tuple(Y.shape)}"
-            )
+            check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return super().forward(X, Y)
 
     def hybrid_forward(self, F, X, Y):

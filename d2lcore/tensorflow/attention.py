@@ -87,6 +87,60 @@ class AdditiveAttention(keras.layers.Layer):
         return tf.matmul(weights, values)
 
 
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, not at every
+    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
+
+    Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (context (batch, 1, v),
+    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
+    valid_lens)`` and of its attention_weights."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
+        )
+    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    # Keras marks a layer built when it is called, and attend calls only the sublayers
+    attention.built = True
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    mask = None  # (batch, 1, keys): True for the keys within each valid length
+    if valid_lens is not None:
+        valid_lens = tf.convert_to_tensor(valid_lens)
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        check_valid_lens("valid_lens", valid_lens)  # in a graph: on the device
+        positions = tf.range(tf.shape(keys)[1])
+        lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
+        mask = positions[None, None, :] < lens
+    checked = set()  # the (shape, dtype) of the queries checked already
+
+    def check_queries(queries):
+        """The checks of the first call with queries of this shape and dtype."""
+        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
+        if key not in checked:
+            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
+            check_float(queries=queries)
+            check_built_widths(attention, queries=queries)
+            checked.add(key)
+
+    def attend(queries, training=None):
+        check_queries(queries)
+        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
+        features = tf.tanh(attention.W_q(queries) + keys)
+        scores = tf.transpose(attention.w_v(features), (0, 2, 1))  # (batch, 1, keys)
+        if mask is None:
+            weights = tf.nn.softmax(scores, axis=-1)
+        else:  # masked_softmax's numbers, with the mask built once
+            scores = tf.where(mask, scores, scores.dtype.min)
+            weights = tf.nn.softmax(scores, axis=-1) * tf.cast(mask, scores.dtype)
+        dropped = attention.dropout(weights, training=training)
+        return tf.matmul(dropped, values), weights
+
+    return attend
+
+
 class DotProductAttention(keras.layers.Layer):
     """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
     Vaswani et al., 2017."""

@@ -1,4 +1,4 @@
-"""Sequence to sequence learning with Bahdanau attention in TensorFlow (section 4): a GRU
+"""Sequence to sequence learning with Bahdanau attention in TensorFlow (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
 import keras
@@ -11,11 +11,10 @@ from d2lcore.checks import (
     check_shapes,
     check_sizes,
     check_steps,
-    check_tuple,
 )
 
-from .attention import AdditiveAttention
-from .checks import check_float, check_token_ids
+from .attention import AdditiveAttention, fix_keys
+from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
@@ -43,26 +42,6 @@ class Seq2SeqEncoder(Encoder):
         return outputs, state
 
 
-def _masked_softmax(scores, mask):
-    """Softmax of scores (batch, queries, keys) over the keys where mask (batch, 1, keys)
-    is True: the same numbers as masked_softmax, with the mask built once by the caller.
-    """
-    masked = tf.where(mask, scores, scores.dtype.min)
-    return tf.nn.softmax(masked, axis=-1) * tf.cast(mask, scores.dtype)
-
-
-def _check_valid_lens(enc_outputs, enc_valid_lens):
-    """Check enc_valid_lens: None, or (batch,) whole numbers >= 0 for enc_outputs (batch,
-    src_steps, num_hiddens)."""
-    if enc_valid_lens is not None:
-        check_shapes(
-            enc_outputs=(enc_outputs, "batch steps h"),
-            enc_valid_lens=(enc_valid_lens, "batch"),
-        )
-        if tf.executing_eagerly():  # inside tf.function the mask is built unchecked
-            check_lengths("enc_valid_lens", enc_valid_lens.numpy())
-
-
 class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
@@ -85,50 +64,27 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self._attention_weights = ()
 
     def init_state(self, enc_outputs, enc_valid_lens):
-        outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
-        _check_valid_lens(outputs, enc_valid_lens)
+        outputs, hidden = check_decoder_init(enc_outputs, enc_valid_lens)
         return outputs, hidden, enc_valid_lens
 
     def call(self, X, state, training=None):
-        enc_outputs, hidden, enc_valid_lens = check_tuple(
-            "state", state, ("enc_outputs", "hidden", "enc_valid_lens")
-        )
-        dims = check_shapes(
-            X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
-        )
-        check_steps("X", dims.get("steps"))
-        check_token_ids("X", X, self.vocab_size)
-        _check_valid_lens(enc_outputs, enc_valid_lens)
+        check_decoder_call(X, state, self.vocab_size)
+        enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # The keys (the encoder outputs) are the same at every decoding step: project them
-        # by W_k once here, not at each step inside self.attention (same numbers, fewer
-        # operations). Likewise the mask of valid source positions: (batch, 1, src_steps).
-        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, num_hiddens)
-        positions = tf.range(tf.shape(enc_outputs)[1])
-        if enc_valid_lens is None:
-            mask = tf.ones_like(positions, dtype=tf.bool)[None, None, :]
-        else:
-            lens = tf.cast(tf.reshape(enc_valid_lens, (-1, 1, 1)), positions.dtype)
-            mask = positions[None, None, :] < lens
+        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
+        # is applied to the keys once, by fix_keys, not at every step
+        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, attention_weights = [], []
         for t in range(X.shape[1]):
             query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer
-            # Additive attention, as in AdditiveAttention.call, with the keys projected
-            features = tf.tanh(self.attention.W_q(query) + keys)  # (batch, src_steps, h)
-            scores = tf.transpose(self.attention.w_v(features), (0, 2, 1))  # (b, 1, src)
-            weights = _masked_softmax(scores, mask)
-            dropped = self.attention.dropout(weights, training=training)
-            context = tf.matmul(dropped, enc_outputs)  # (batch, 1, h)
-            # The GRU's input: the context, then the embedded token: (batch, 1, h + embed)
+            context, weights = attend(query, training=training)  # c_{t'}
+            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = tf.concat((context, embs[:, t : t + 1]), axis=-1)
             out, hidden = self.rnn(x, hidden, training=training)  # out: (batch, 1, h)
             outputs.append(out)
             attention_weights.append(weights)
         self._attention_weights = tuple(attention_weights)
-        # Keras marks a layer built when it is called; self.attention never is (only its
-        # sublayers are), so mark it for the tools that check, such as export_weights.
-        self.attention.built = True
         logits = self.dense(tf.concat(outputs, axis=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)
 

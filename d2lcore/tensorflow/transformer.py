@@ -1,4 +1,4 @@
-"""The Transformer in TensorFlow (section 7): position-wise FFN, add & norm, encoder and
+"""The Transformer in TensorFlow (section 8): position-wise FFN, add & norm, encoder and
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper)."""
 
@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
@@ -43,13 +44,6 @@ class PositionWiseFFN(keras.layers.Layer):
         return self.dense2(self.relu(self.dense1(X)))
 
 
-def _same_shape(X, Y):
-    """Whether X and Y can have the same shape (an unknown dimension matches any)."""
-    return X.shape.rank == Y.shape.rank and all(
-        None in (a, b) or a == b for a, b in zip(X.shape, Y.shape)
-    )
-
-
 class AddNorm(keras.layers.Layer):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
@@ -64,12 +58,7 @@ class AddNorm(keras.layers.Layer):
 
     def call(self, X, Y, training=None):
         check_float(X=X, Y=Y)
-        check_built_widths(self, X=X)
-        if not _same_shape(X, Y):
-            raise ValueError(
-                "AddNorm adds X and Y, so they must have the same shape; got X "
-                f"{tuple(X.shape)} and Y {tuple(Y.shape)}"
-            )
+        check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return self.ln(self.dropout(Y, training=training) + X)
 
 

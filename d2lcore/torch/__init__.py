@@ -6,8 +6,19 @@
 from d2lcore.common import *  # noqa: F403
 from d2lcore.common import interface_names as _interface_names
 
-from .attention import AdditiveAttention, DotProductAttention, masked_softmax
-from .checks import check_float, check_token_ids, check_valid_lens
+from .attention import (
+    AdditiveAttention,
+    DotProductAttention,
+    fix_keys,
+    masked_softmax,
+)
+from .checks import (
+    check_decoder_call,
+    check_decoder_init,
+    check_float,
+    check_token_ids,
+    check_valid_lens,
+)
 from .data import load_array, load_data_nmt
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder, EncoderDecoder
 from .kernel_regression import NWKernelRegression, train_nw

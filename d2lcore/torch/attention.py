@@ -85,6 +85,56 @@ class AdditiveAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
+def fix_keys(attention, keys, values, valid_lens=None):
+    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
+    of the same keys and values: W_k is applied to the keys once, here, not at every
+    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
+
+    Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
+    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
+    valid_lens)`` and of its attention_weights."""
+    if not isinstance(attention, AdditiveAttention):
+        raise TypeError(
+            "attention must be an AdditiveAttention; got "
+            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
+        )
+    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
+    check_float(keys=keys, values=values)
+    check_built_widths(attention, keys=keys)
+    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
+    mask = None  # (batch, 1, keys): True for the keys within each valid length
+    if valid_lens is not None:
+        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
+        check_valid_lens("valid_lens", valid_lens)
+        positions = torch.arange(keys.shape[1], device=keys.device)
+        mask = (positions < valid_lens.reshape(-1, 1)).unsqueeze(1)
+        outside = ~mask  # the keys beyond each valid length
+    lowest = torch.finfo(keys.dtype).min
+    checked = set()  # the (shape, dtype) of the queries checked already
+
+    def check_queries(queries):
+        """The checks of the first call with queries of this shape and dtype."""
+        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
+        if key not in checked:
+            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
+            check_float(queries=queries)
+            check_built_widths(attention, queries=queries)
+            checked.add(key)
+
+    def attend(queries):
+        check_queries(queries)
+        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
+        features = torch.tanh(attention.W_q(queries) + keys)
+        scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
+        if mask is None:
+            weights = torch.softmax(scores, dim=-1)
+        else:  # masked_softmax's numbers, with the mask built once
+            weights = torch.softmax(scores.masked_fill(outside, lowest), dim=-1) * mask
+        return torch.bmm(attention.dropout(weights), values), weights
+
+    return attend
+
+
 class DotProductAttention(nn.Module):
     """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
     Vaswani et al., 2017."""

@@ -5,6 +5,7 @@ import weakref
 
 import torch
 
+from d2lcore import checks
 from d2lcore.checks import check_lengths, dtype_error, token_ids_error
 
 
@@ -51,3 +52,22 @@ def check_valid_lens(name, valid_lens):
     has_zero = bool((lengths == 0).any())
     _last_lengths = (weakref.ref(valid_lens), version, has_zero)
     return has_zero
+
+
+def _lengths(lens):
+    """lens (a tensor) as NumPy, for the neutral checks."""
+    return lens.cpu().numpy()
+
+
+def check_decoder_init(enc_outputs, enc_valid_lens):
+    """For Seq2SeqAttentionDecoder.init_state: enc_outputs is (outputs (batch, src_steps,
+    num_hiddens), state (num_layers, batch, num_hiddens)), enc_valid_lens None or (batch,)
+    lengths; returns (outputs, state). See :func:`d2lcore.checks.check_decoder_init`."""
+    return checks.check_decoder_init(enc_outputs, enc_valid_lens, _lengths)
+
+
+def check_decoder_call(X, state, vocab_size):
+    """For Seq2SeqAttentionDecoder's call: X (batch, steps) token indices, state
+    (enc_outputs, hidden, enc_valid_lens); returns state as a tuple. See
+    :func:`d2lcore.checks.check_decoder_call`."""
+    return checks.check_decoder_call(X, state, vocab_size, check_token_ids, _lengths)

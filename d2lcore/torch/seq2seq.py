@@ -1,4 +1,4 @@
-"""Sequence to sequence learning with Bahdanau attention in PyTorch (section 4): a GRU
+"""Sequence to sequence learning with Bahdanau attention in PyTorch (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
 import torch
@@ -12,11 +12,10 @@ from d2lcore.checks import (
     check_shapes,
     check_sizes,
     check_steps,
-    check_tuple,
 )
 
-from .attention import AdditiveAttention
-from .checks import check_float, check_token_ids
+from .attention import AdditiveAttention, fix_keys
+from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 
 
@@ -42,25 +41,6 @@ class Seq2SeqEncoder(Encoder):
         check_token_ids("X", X, self.vocab_size)
         outputs, state = self.rnn(self.embedding(X))  # the initial state is zeros
         return outputs, state
-
-
-def _masked_softmax(scores, mask):
-    """Softmax of scores (batch, queries, keys) over the keys where mask (batch, 1, keys)
-    is True: the same numbers as masked_softmax, with the mask built once by the caller.
-    """
-    lowest = torch.finfo(scores.dtype).min
-    return torch.softmax(scores.masked_fill(~mask, lowest), dim=-1) * mask
-
-
-def _check_valid_lens(enc_outputs, enc_valid_lens):
-    """Check enc_valid_lens: None, or (batch,) whole numbers >= 0 for enc_outputs (batch,
-    src_steps, num_hiddens)."""
-    if enc_valid_lens is not None:
-        check_shapes(
-            enc_outputs=(enc_outputs, "batch steps h"),
-            enc_valid_lens=(enc_valid_lens, "batch"),
-        )
-        check_lengths("enc_valid_lens", enc_valid_lens.cpu().numpy())
 
 
 class Seq2SeqAttentionDecoder(AttentionDecoder):
@@ -91,40 +71,22 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self._attention_weights = []
 
     def init_state(self, enc_outputs, enc_valid_lens):
-        outputs, hidden = check_tuple("enc_outputs", enc_outputs, ("outputs", "state"))
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
-        _check_valid_lens(outputs, enc_valid_lens)
+        outputs, hidden = check_decoder_init(enc_outputs, enc_valid_lens)
         return outputs, hidden, enc_valid_lens
 
     def forward(self, X, state):
-        enc_outputs, hidden, enc_valid_lens = check_tuple(
-            "state", state, ("enc_outputs", "hidden", "enc_valid_lens")
-        )
-        dims = check_shapes(
-            X=(X, "batch steps"), enc_outputs=(enc_outputs, "batch src_steps h")
-        )
-        check_steps("X", dims.get("steps"))
-        check_token_ids("X", X, self.vocab_size)
-        _check_valid_lens(enc_outputs, enc_valid_lens)
+        check_decoder_call(X, state, self.vocab_size)
+        enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # The keys (the encoder outputs) are the same at every decoding step: project them
-        # by W_k once here, not at each step inside self.attention (same numbers, fewer
-        # operations). Likewise the mask of valid source positions: (batch, 1, src_steps).
-        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, num_hiddens)
-        positions = torch.arange(enc_outputs.shape[1], device=enc_outputs.device)
-        if enc_valid_lens is None:
-            mask = torch.ones_like(positions, dtype=torch.bool).reshape(1, 1, -1)
-        else:
-            mask = (positions < enc_valid_lens.reshape(-1, 1)).unsqueeze(1)
+        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
+        # is applied to the keys once, by fix_keys, not at every step
+        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, self._attention_weights = [], []
         for t in range(embs.shape[1]):
             query = hidden[-1].unsqueeze(1)  # (batch, 1, h): s_{t'-1}, last layer
-            # Additive attention, as in AdditiveAttention.forward, with the keys projected
-            features = torch.tanh(self.attention.W_q(query) + keys)  # (batch, src, h)
-            scores = self.attention.w_v(features).transpose(1, 2)  # (batch, 1, src_steps)
-            weights = _masked_softmax(scores, mask)
-            context = torch.bmm(self.attention.dropout(weights), enc_outputs)  # (b, 1, h)
-            # The GRU's input: the context, then the embedded token: (batch, 1, h + embed)
+            context, weights = attend(query)  # c_{t'}: (batch, 1, h)
+            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = torch.cat((context, embs[:, t : t + 1]), dim=-1)
             out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)

@@ -1,4 +1,4 @@
-"""The Transformer in PyTorch (section 7): position-wise FFN, add & norm, encoder and
+"""The Transformer in PyTorch (section 8): position-wise FFN, add & norm, encoder and
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper)."""
 
@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
@@ -57,12 +58,7 @@ class AddNorm(nn.Module):
 
     def forward(self, X, Y):
         check_float(X=X, Y=Y)
-        check_built_widths(self, X=X)
-        if X.shape != Y.shape:
-            raise ValueError(
-                "AddNorm adds X and Y, so they must have the same shape; got X "
-                f"{tuple(X.shape)} and Y {tuple(Y.shape)}"
-            )
+        check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return self.ln(self.dropout(Y) + X)
 
 
