@@ -87,7 +87,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
     clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on the first
-    batch. Draws the loss every 10 epochs, shows the final loss and the speed
+    batch. Plots the loss every 10 epochs, shows the final loss and the speed
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
