@@ -50,14 +50,12 @@ timings:
 
 # Speed (run it on an otherwise idle machine): the training runs of sections 5 and 8 against the
 # reference's structure (benchmarks/reference/), side by side; multi-head attention against each
-# framework's fused attention; the whole book executed afresh, with the time of every notebook.
+# framework's fused attention; the whole book executed afresh, with the time of every notebook, the load
+# average with each, and the whole book's total against the goal of 5 minutes (benchmarks/book_time.py).
 bench: $(STAMP)
 	$(PY) benchmarks/side_by_side.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 	$(PY) benchmarks/transformer.py --only attention $(if $(FRAMEWORK),--framework $(FRAMEWORK))
-	cat /proc/loadavg
-	$(PY) -m booktools notebooks --force $(SELECT)
-	cat /proc/loadavg
-	@$(PY) -m booktools timings
+	$(PY) benchmarks/book_time.py $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 
 lint: $(STAMP) lint-workflows
 	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks data/__init__.py

@@ -3,8 +3,10 @@
 The run of section "Bahdanau Attention": the first 600 pairs of the project's English–French
 corpus, batch 64, 10 steps, embedding 32, 32 hidden units, 2 GRU layers, dropout 0.1, Adam with
 learning rate 0.005, 250 epochs, on d2l.try_gpu(). Each framework runs in a fresh Python process,
-with the environment of the book's Jupyter kernel for that framework (booktools/kernels.py:
-e.g. one OpenMP thread for MXNet), so that imports do not interfere.
+with the environment of the book's Jupyter kernel for that framework (booktools/kernels.py), so
+that imports do not interfere; the threads are d2lcore's choice (d2lcore/threads.py: one per
+operation unless D2L_NUM_THREADS or the framework's own variables say otherwise), made when the
+framework's d2lcore module is imported, as in any notebook.
 
     .venv/bin/python benchmarks/bahdanau.py                       # all three frameworks
     .venv/bin/python benchmarks/bahdanau.py --framework pytorch --epochs 50

@@ -96,8 +96,11 @@ class Animator:
         figsize=(3.5, 2.5),
     ): ...
 
-    def add(self, x, y):
-        """Add a point to each curve."""
+    def add(self, x, y, draw=True):
+        """Add a point to each curve; redraw unless ``draw`` is False."""
+
+    def draw(self):
+        """Draw the curves with all the points added so far."""
 
 
 class Timer:

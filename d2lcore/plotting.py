@@ -185,8 +185,12 @@ class Animator:
         self.X, self.Y = None, None
         self._handle = None
 
-    def add(self, x, y):
-        """Add one point to each curve: ``y`` is a number or a list with one number per curve."""
+    def add(self, x, y, draw=True):
+        """Add one point to each curve: ``y`` is a number or a list with one number per curve.
+
+        With ``draw=False`` the point is only recorded, and shown at the next drawing: in a notebook each drawing
+        renders and sends the whole figure (about 50 ms as SVG), so a long loop may draw only now and then, and
+        last, without changing the final figure."""
         ys = list(y) if isinstance(y, list | tuple) else [y]
         xs = list(x) if isinstance(x, list | tuple) else [x] * len(ys)
         if self.X is None:
@@ -199,8 +203,14 @@ class Animator:
             if a is not None and b is not None:
                 self.X[i].append(float(a))
                 self.Y[i].append(float(b))
+        if draw:
+            self.draw()
+
+    def draw(self):
+        """Draw the curves with all the points added so far (in a notebook, in place of the last drawing)."""
         self.axes.cla()
-        for xs_i, ys_i, fmt in zip(self.X, self.Y, self.fmts * len(self.Y)):
+        curves = (self.X, self.Y) if self.X is not None else ([], [])
+        for xs_i, ys_i, fmt in zip(*curves, self.fmts * len(curves[1])):
             self.axes.plot(xs_i, ys_i, fmt)
         set_axes(self.axes, **self.config)
         if _in_notebook():

@@ -128,6 +128,21 @@ def test_animator_records_points():
         animator.add(3, 0.1)
 
 
+def test_animator_draws_only_when_asked_and_then_every_point():
+    """add(..., draw=False) records without drawing; the next drawing shows every point, as if each add had
+    drawn (the training loops draw only now and then)."""
+    every, sometimes = plotting.Animator(xlabel="epoch"), plotting.Animator(xlabel="epoch")
+    for epoch in range(1, 6):
+        every.add(epoch, 1 / epoch)
+        sometimes.add(epoch, 1 / epoch, draw=epoch in (2, 5))
+        if epoch == 3:
+            (line,) = sometimes.axes.get_lines()
+            assert list(line.get_xdata()) == [1.0, 2.0]  # not redrawn since epoch 2
+    drawn = [(list(a.get_xdata()), list(a.get_ydata())) for a in sometimes.axes.get_lines()]
+    assert drawn == [(list(a.get_xdata()), list(a.get_ydata())) for a in every.axes.get_lines()]
+    assert drawn[0][0] == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 # --- timer ----------------------------------------------------------------------------------------------------
 
 

@@ -95,7 +95,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
     ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. Draws the loss every 10 epochs, shows the final loss and the speed
+    clipped to 1. Plots the loss every 10 epochs, shows the final loss and the speed
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     check_int("num_epochs", num_epochs, minimum=1)
@@ -105,6 +105,9 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
+    # A point every 10 epochs; the figure is drawn at most 10 times (each drawing takes
+    # about 50 ms in a notebook), and last with every point
+    draw_every = 10 * max(1, num_epochs // 50)
     bos = tgt_vocab["<bos>"]
     losses, total_tokens = [], 0
     timer = Timer()
@@ -132,7 +135,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
         total_tokens += int(num_tokens)
         if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
-            animator.add(epoch + 1, losses[-1])
+            draw = (epoch + 1) % draw_every == 0 or epoch + 1 == num_epochs
+            animator.add(epoch + 1, losses[-1], draw=draw)
     seconds = timer.stop()
     show_training(losses, total_tokens, seconds, device)
     return losses
