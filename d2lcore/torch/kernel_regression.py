@@ -41,14 +41,15 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     check_float(targets=targets)
     check_real("lr", lr, minimum=0)
     check_int("num_epochs", num_epochs, minimum=1)
-    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []
     for epoch in range(num_epochs):
-        optimizer.zero_grad()
         loss = ((net(queries, keys, values) - targets) ** 2 / 2).sum()
         loss.backward()
-        optimizer.step()
+        with torch.no_grad():  # the SGD step w <- w - lr * dloss/dw, written out
+            for param in net.parameters():  # (torch.optim would import its compiler: ~1 s)
+                param.add_(param.grad, alpha=-lr)
+                param.grad = None
         losses.append(loss.item())
         animator.add(epoch + 1, losses[-1])
     return losses
