@@ -1091,6 +1091,41 @@ def test_lengths_in_a_tensorflow_graph(data):
     valid("tensorflow")
 
 
+@pytest.mark.skipif("tensorflow" not in HERE, reason="TensorFlow's graphs")
+@per_case
+@given(data=st.data())
+def test_positions_in_a_tensorflow_graph(data):
+    """Inside tf.function the number of steps is known only when the graph runs: too many for max_len fails
+    there, with our message, a ValueError at d2lcore's boundary (graph_errors) - the PositionalEncoding and the
+    TransformerDecoder's cached positions alike."""
+    import tensorflow as tf
+
+    import d2lcore.tensorflow as d2l
+    from d2lcore.tensorflow.checks import graph_errors
+
+    max_len = data.draw(st.integers(1, 6))
+    steps = max_len + data.draw(st.integers(1, 3))
+    if data.draw(st.booleans()):
+        layer = d2l.PositionalEncoding(4, 0.0, max_len=max_len)
+        spec = tf.TensorSpec((None, None, 4), tf.float32)
+        traced = tf.function(lambda X: layer(X), input_signature=[spec])
+        X = T("tensorflow", np.zeros((1, steps, 4), np.float32))
+    else:
+        encoder = d2l.TransformerEncoder(6, 8, 16, 2, 1, 0.0, max_len=max_len + 3)
+        decoder = d2l.TransformerDecoder(6, 8, 16, 2, 1, 0.0, max_len=max_len)
+        src = ids("tensorflow", np.ones((1, 2)))
+        state = decoder.init_state(encoder(src, None), None)
+        spec = tf.TensorSpec((1, None), tf.int32)
+        traced = tf.function(lambda X: decoder(X, state)[0], input_signature=[spec])
+        X = tf.ones((1, steps), tf.int32)
+
+    def run():
+        with graph_errors():
+            return traced(X)
+
+    clear_error("tensorflow", "max_len", run)
+
+
 @pytest.mark.skipif("pytorch" not in HERE, reason="PyTorch's tensors")
 def test_lengths_changed_in_place_are_checked_again():
     """PyTorch skips reading again the valid_lens it has just checked (the layers of a Transformer share them),

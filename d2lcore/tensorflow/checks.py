@@ -35,7 +35,7 @@ def check_token_ids(name, X, vocab_size):
         raise token_ids_error(name, tf.convert_to_tensor(X).numpy(), vocab_size)
 
 
-def _marked(message):
+def marked(message):
     """A graph assertion's message, marked as ours for :func:`graph_errors`."""
     return f"<d2lcore>{message}</d2lcore>"
 
@@ -54,10 +54,10 @@ def check_valid_lens(name, valid_lens):
         check_lengths(name, valid_lens.dtype.as_numpy_dtype(0))  # raises its TypeError
     got = "got other values inside a TensorFlow graph (tf.function)"
     if valid_lens.dtype.is_floating:
-        whole = _marked(f"{name} must hold whole numbers (lengths); {got}")
+        whole = marked(f"{name} must hold whole numbers (lengths); {got}")
         tf.debugging.assert_equal(valid_lens, tf.round(valid_lens), message=whole)
     tf.debugging.assert_non_negative(
-        valid_lens, message=_marked(f"{name} must be >= 0; {got}")
+        valid_lens, message=marked(f"{name} must be >= 0; {got}")
     )
     return True
 

@@ -7,7 +7,7 @@ import tensorflow as tf
 from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
-from .checks import check_float
+from .checks import check_float, marked
 from .layers import Layer
 
 
@@ -30,7 +30,12 @@ class PositionalEncoding(Layer):
         if steps is None:  # unknown until run time (tf.function): check it in the graph
             steps = tf.shape(X)[1]
             tf.debugging.assert_less_equal(
-                offset + steps, self.max_len, message="too many positions: raise max_len"
+                offset + steps,
+                self.max_len,
+                message=marked(
+                    f"X must have at most max_len - offset = {self.max_len} - offset steps; "
+                    "got more inside a TensorFlow graph: raise max_len"
+                ),
             )
         P = tf.cast(self.P[:, offset : offset + steps, :], X.dtype)
         return self.dropout(X + P, training=training)

@@ -18,7 +18,7 @@ from d2lcore.checks import (
 )
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
-from .checks import check_float, check_token_ids
+from .checks import check_float, check_token_ids, marked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import Layer, size
 from .multihead import MultiHeadAttention
@@ -264,7 +264,12 @@ class TransformerDecoder(AttentionDecoder):
         P = self.pos_encoding.P  # (1, max_len, num_hiddens)
         steps = size(X, 1)
         tf.debugging.assert_less_equal(
-            past + steps, P.shape[1], message="too many positions: raise max_len"
+            past + steps,
+            P.shape[1],
+            message=marked(
+                f"X must have at most max_len = {P.shape[1]} positions with the cached ones; "
+                "got more inside a TensorFlow graph: raise max_len"
+            ),
         )
         P = tf.cast(P[:, past : past + steps, :], X.dtype)
         return self.pos_encoding.dropout(X + P, training=training)
