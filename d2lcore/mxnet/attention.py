@@ -10,8 +10,10 @@ from mxnet.gluon import nn
 from d2lcore.checks import (
     check_built_widths,
     check_dropout,
+    check_fix_keys,
     check_int,
     check_shapes,
+    query_checker,
     valid_lens_spec,
 )
 
@@ -93,34 +95,17 @@ def fix_keys(attention, keys, values, valid_lens=None):
     Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
     weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
     valid_lens)`` and of its attention_weights."""
-    if not isinstance(attention, AdditiveAttention):
-        raise TypeError(
-            "attention must be an AdditiveAttention; got "
-            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
-        )
-    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
-    check_float(keys=keys, values=values)
-    check_built_widths(attention, keys=keys)
+    hooks = (check_float, check_valid_lens)  # this framework's
+    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
     keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
     lens = None  # (batch, 1): one valid length per query
     if valid_lens is not None:
-        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
-        check_valid_lens("valid_lens", valid_lens)
         # (npx.softmax reads a length above the number of keys as garbage: cap it)
         lens = np.minimum(valid_lens.reshape(-1, 1), keys.shape[1]).astype("int32")
     # W_q q is added to every key through a batched product with a column of ones: the
     # same sums as broadcasting, whose gradient MXNet computes slowly.
     ones = np.ones((keys.shape[0], keys.shape[1], 1), ctx=keys.ctx)
-    checked = set()  # the (shape, dtype) of the queries checked already
-
-    def check_queries(queries):
-        """The checks of the first call with queries of this shape and dtype."""
-        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
-        if key not in checked:
-            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
-            check_float(queries=queries)
-            check_built_widths(attention, queries=queries)
-            checked.add(key)
+    check_queries = query_checker(attention, keys, check_float)
 
     def attend(queries):
         check_queries(queries)

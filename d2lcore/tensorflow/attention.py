@@ -9,8 +9,10 @@ import tensorflow as tf
 from d2lcore.checks import (
     check_built_widths,
     check_dropout,
+    check_fix_keys,
     check_int,
     check_shapes,
+    query_checker,
     valid_lens_spec,
 )
 
@@ -95,35 +97,19 @@ def fix_keys(attention, keys, values, valid_lens=None):
     Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (context (batch, 1, v),
     weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
     valid_lens)`` and of its attention_weights."""
-    if not isinstance(attention, AdditiveAttention):
-        raise TypeError(
-            "attention must be an AdditiveAttention; got "
-            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
-        )
-    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
-    check_float(keys=keys, values=values)
-    check_built_widths(attention, keys=keys)
+    if valid_lens is not None:
+        valid_lens = tf.convert_to_tensor(valid_lens)
+    hooks = (check_float, check_valid_lens)  # this framework's
+    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
     # Keras marks a layer built when it is called, and attend calls only the sublayers
     attention.built = True
     keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
     mask = None  # (batch, 1, keys): True for the keys within each valid length
     if valid_lens is not None:
-        valid_lens = tf.convert_to_tensor(valid_lens)
-        check_shapes(keys=(keys, "batch n_k h"), valid_lens=(valid_lens, "batch"))
-        check_valid_lens("valid_lens", valid_lens)  # in a graph: on the device
         positions = tf.range(tf.shape(keys)[1])
         lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
         mask = positions[None, None, :] < lens
-    checked = set()  # the (shape, dtype) of the queries checked already
-
-    def check_queries(queries):
-        """The checks of the first call with queries of this shape and dtype."""
-        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
-        if key not in checked:
-            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
-            check_float(queries=queries)
-            check_built_widths(attention, queries=queries)
-            checked.add(key)
+    check_queries = query_checker(attention, keys, check_float)
 
     def attend(queries, training=None):
         check_queries(queries)
