@@ -386,6 +386,23 @@ def check_decoder_call(X, state, vocab_size, check_token_ids, to_lengths):
     return enc_outputs, hidden, enc_valid_lens
 
 
+def decoder_checks(check_token_ids, to_lengths):
+    """The RNN attention decoder's checks for one framework, bound to its hooks
+    (``check_token_ids``; ``to_lengths``, lengths as NumPy or None where unknown): returns
+    (check_decoder_init(enc_outputs, enc_valid_lens), check_decoder_call(X, state,
+    vocab_size)), as :func:`check_decoder_init` and :func:`check_decoder_call`."""
+
+    def check_decoder_init_bound(enc_outputs, enc_valid_lens):
+        """See :func:`check_decoder_init`; returns (outputs, state)."""
+        return check_decoder_init(enc_outputs, enc_valid_lens, to_lengths)
+
+    def check_decoder_call_bound(X, state, vocab_size):
+        """See :func:`check_decoder_call`; returns ``state`` as a tuple."""
+        return check_decoder_call(X, state, vocab_size, check_token_ids, to_lengths)
+
+    return check_decoder_init_bound, check_decoder_call_bound
+
+
 def check_add_norm(layer, X, Y):
     """For AddNorm ``layer``'s call on X, Y (..., d): X has the width the layer was built for
     (see :func:`check_built_widths`), and Y the same shape as X, since they are added (an

@@ -59,15 +59,4 @@ def _lengths(lens):
     return lens.cpu().numpy()
 
 
-def check_decoder_init(enc_outputs, enc_valid_lens):
-    """For Seq2SeqAttentionDecoder.init_state: enc_outputs is (outputs (batch, src_steps,
-    num_hiddens), state (num_layers, batch, num_hiddens)), enc_valid_lens None or (batch,)
-    lengths; returns (outputs, state). See :func:`d2lcore.checks.check_decoder_init`."""
-    return checks.check_decoder_init(enc_outputs, enc_valid_lens, _lengths)
-
-
-def check_decoder_call(X, state, vocab_size):
-    """For Seq2SeqAttentionDecoder's call: X (batch, steps) token indices, state
-    (enc_outputs, hidden, enc_valid_lens); returns state as a tuple. See
-    :func:`d2lcore.checks.check_decoder_call`."""
-    return checks.check_decoder_call(X, state, vocab_size, check_token_ids, _lengths)
+check_decoder_init, check_decoder_call = checks.decoder_checks(check_token_ids, _lengths)
