@@ -22,7 +22,11 @@ def main(argv=None):
         help="only this framework (repeatable); default: all three",
     )
     nb.add_argument("--force", action="store_true", help="execute even if the cache is current")
-    nb.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
+    nb.add_argument(
+        "--jobs",
+        type=int,
+        help="notebooks executed at once (default: $D2L_BOOK_JOBS, else one per CPU core, at most 4)",
+    )
     checks = {
         "nbval": "execute each notebook once under nbval, comparing its checked cells with the recorded outputs;"
         " the build reuses the executed notebooks",

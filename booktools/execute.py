@@ -7,6 +7,7 @@ environment. A notebook whose key has not changed is not executed again.
 
 import hashlib
 import json
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -15,9 +16,55 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
 from booktools.kernels import install_kernels, kernel_env
-from booktools.paths import KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
+from booktools.paths import DURATIONS, KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
 from booktools.quotes import QuoteError, fill_notebook
 from booktools.split import split
+from d2lcore.threads import cpu_threads
+
+JOBS = "D2L_BOOK_JOBS"
+MAX_JOBS = 4  # each kernel holds a framework in memory (up to about 1 GiB)
+
+
+def default_jobs():
+    """Notebooks executed at once: ``$D2L_BOOK_JOBS`` if set, else one per group of CPU cores that a kernel
+    computes on (d2lcore gives each framework one thread unless ``$D2L_NUM_THREADS`` says otherwise,
+    d2lcore.threads), at most 4. On a 2-core machine: 2."""
+    value = os.environ.get(JOBS)
+    if value is not None:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(
+                f"{JOBS} must be a whole number of notebooks >= 1; got {value!r}. "
+                "Unset it to execute one notebook per CPU core."
+            )
+        return int(value)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_JOBS, (cores or 1) // (cpu_threads() or 1)))
+
+
+def longest_first(work):
+    """``work``, a list of (source, framework), ordered by the seconds each took when its outputs were last
+    recorded (booktools/durations.json), longest first, so that parallel jobs end together; unknown ones first,
+    then book order."""
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+
+    def seconds(item):
+        source, fw = item
+        return known.get(rel(source).as_posix(), {}).get(fw, float("inf"))
+
+    return sorted(work, key=seconds, reverse=True)  # sorted() is stable: ties keep book order
+
+
+def record_durations(sources, frameworks):
+    """Write the seconds of the executed notebooks of ``sources`` × ``frameworks`` to booktools/durations.json
+    (whole seconds: the file only orders the work)."""
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    for fw in frameworks:
+        for source in sources:
+            nb = nbformat.read(notebook_path(source, fw), as_version=4)
+            seconds = nb.metadata.get("d2l", {}).get("seconds")
+            if seconds is not None:
+                known.setdefault(rel(source).as_posix(), {})[fw] = max(1, round(seconds))
+    DURATIONS.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 class ExecutionFailed(RuntimeError):
@@ -98,13 +145,15 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
     return path, seconds
 
 
-def execute_all(sources, frameworks, force=False, jobs=1):
-    """Execute every (source, framework) notebook, printing progress; record the times in _build/timings.json."""
+def execute_all(sources, frameworks, force=False, jobs=None):
+    """Execute every (source, framework) notebook, ``jobs`` at once (default: ``default_jobs()``), longest
+    first, printing progress; record the times in _build/timings.json."""
     install_kernels()  # cheap, and keeps the kernels in step with booktools/kernels.py
     env_hash = environment_hash()
-    work = [(s, fw) for fw in frameworks for s in sources]
+    work = longest_first([(s, fw) for fw in frameworks for s in sources])
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
     total = len(work)
+    jobs = min(default_jobs() if jobs is None else jobs, total)
     failures = []
 
     def report(n, source, fw, seconds):
@@ -140,9 +189,11 @@ def execute_all(sources, frameworks, force=False, jobs=1):
 
 
 def record_expected(sources, frameworks):
-    """Record the checked outputs of the executed notebooks (booktools/expected.py), printing what changed."""
+    """Record the checked outputs of the executed notebooks (booktools/expected.py), printing what changed, and
+    their seconds (booktools/durations.json)."""
     from booktools.expected import expected_path, record
 
+    record_durations(sources, frameworks)
     for fw in frameworks:
         for source in sources:
             nb = nbformat.read(notebook_path(source, fw), as_version=4)

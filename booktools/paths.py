@@ -14,6 +14,9 @@ NOTEBOOKS = BUILD / "notebooks"  # _build/notebooks/<framework>/chapters/.../<se
 SITE = BUILD / "site"  # what Jupyter Book renders: merged notebooks and plain pages
 HTML = BUILD / "html"
 TIMINGS = BUILD / "timings.json"
+DURATIONS = (
+    ROOT / "booktools" / "durations.json"
+)  # seconds per notebook when outputs were last recorded
 
 LABELS = {name: fw.label for name, fw in REGISTRY.items()}
 KERNELS = {name: fw.kernel for name, fw in REGISTRY.items()}

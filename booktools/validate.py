@@ -15,7 +15,7 @@ import sys
 
 import nbformat
 
-from booktools.execute import cache_key, environment_hash
+from booktools.execute import cache_key, default_jobs, environment_hash, longest_first
 from booktools.expected import first_line, inject, refresh_command
 from booktools.kernels import install_kernels
 from booktools.paths import BUILD, KERNELS, ROOT, TIMINGS, notebook_path, rel
@@ -54,11 +54,17 @@ def _mtime(path):
     return path.stat().st_mtime_ns if path.exists() else None
 
 
-def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=()):
-    """Prepare, execute and compare; print a summary; return the exit status (0: all passed)."""
+def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None):
+    """Prepare, execute and compare, ``jobs`` notebooks at once (default: as the build, booktools.execute's
+    ``default_jobs()``), longest first; print a summary; return the exit status (0: all passed)."""
     install_kernels()
     env_hash = environment_hash()
-    prepared = [(s, fw, *prepare(s, fw, env_hash, folder)) for fw in frameworks for s in sources]
+    work = longest_first([(s, fw) for fw in frameworks for s in sources])
+    prepared = [(s, fw, *prepare(s, fw, env_hash, folder)) for s, fw in work]
+    jobs = min(default_jobs() if jobs is None else jobs, len(prepared))
+    # pytest-xdist, each notebook whole on one worker (its cells share a kernel): --dist loadscope, as nbval's
+    # documentation says; the workers take the notebooks in the order given
+    parallel = ("-n", str(jobs), "--dist", "loadscope") if jobs > 1 else ()
     before = {path: _mtime(notebook_path(s, fw)) for s, fw, path, _, _ in prepared}
     command = [
         *(
@@ -71,7 +77,7 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=()):
             "-p",
             "booktools.nbval_plugin",
         ),
-        *("--nbval-lax", "--nbval-cell-timeout=1800", *pytest_args),
+        *("--nbval-lax", "--nbval-cell-timeout=1800", *parallel, *pytest_args),
         *(str(path) for _, _, path, _, _ in prepared),
     ]
     status = subprocess.run(command, cwd=ROOT).returncode

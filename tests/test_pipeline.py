@@ -396,3 +396,105 @@ def test_the_book_reuses_its_executed_notebooks(tiny):
     source.write_text(source.read_text().replace("(2, 3)", "(2, 4)"))
     execute.execute_all([source], ["pytorch"])
     assert count() == 2
+
+
+# Two notebooks at once (booktools.execute.default_jobs): each waits, in its kernel, until both have started, so
+# a run that executed them one after the other would print "together 1" after waiting two minutes.
+TOGETHER = """---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Together
+
+```{{code-cell}} ipython3
+:tags: [nbval-check-output]
+import pathlib, time
+here = pathlib.Path({folder!r})
+(here / "{name}.started").touch()
+deadline = time.monotonic() + 120
+while len(list(here.glob("*.started"))) < 2 and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("together", len(list(here.glob("*.started"))))
+```
+"""
+
+
+@pytest.fixture
+def two_pages(tmp_path, monkeypatch):
+    """Two one-cell pages in tmp_path, each of which prints how many of the two had started when it ran."""
+    import json
+
+    from booktools import validate
+
+    monkeypatch.setattr(execute, "TIMINGS", tmp_path / "timings.json")
+    monkeypatch.setattr(validate, "TIMINGS", tmp_path / "timings.json")
+    chapter = tmp_path / "chapter"
+    (chapter / "expected").mkdir(parents=True)
+    pages = []
+    for name in ("first", "second"):
+        page = chapter / f"{name}.md"
+        page.write_text(TOGETHER.format(folder=str(tmp_path), name=name))
+        pages.append(page)
+        code = execute.split(page, "pytorch").cells[-1].source
+        outputs = [{"output_type": "stream", "name": "stdout", "text": ["together 2\n"]}]
+        record = {"cells": [{"code": code.splitlines(keepends=True), "outputs": outputs}]}
+        (chapter / "expected" / f"{name}.pytorch.json").write_text(json.dumps(record))
+    return pages
+
+
+def _printed(source):
+    nb = nbformat.read(execute.notebook_path(source, "pytorch"), 4)
+    return nb.cells[-1].outputs[0].text
+
+
+def test_the_build_executes_notebooks_side_by_side(two_pages):
+    execute.execute_all(two_pages, ["pytorch"], force=True, jobs=2)
+    assert [_printed(page) for page in two_pages] == ["together 2\n"] * 2
+
+
+def test_nbval_executes_notebooks_side_by_side(two_pages, tmp_path):
+    from booktools.validate import run_nbval
+
+    assert run_nbval(two_pages, ["pytorch"], folder=tmp_path / "nbval", jobs=2) == 0
+    assert [_printed(page) for page in two_pages] == ["together 2\n"] * 2
+
+
+def test_one_notebook_per_core_unless_told(monkeypatch):
+    monkeypatch.delenv("D2L_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(execute.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.delenv(execute.JOBS, raising=False)
+    assert execute.default_jobs() == 2
+    monkeypatch.setenv(
+        "D2L_NUM_THREADS", "2"
+    )  # kernels computing on 2 threads: one notebook at a time
+    assert execute.default_jobs() == 1
+    monkeypatch.setattr(execute.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert execute.default_jobs() == execute.MAX_JOBS
+    monkeypatch.setenv(execute.JOBS, "3")
+    assert execute.default_jobs() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(execute.JOBS, bad)
+        with pytest.raises(ValueError, match=f"D2L_BOOK_JOBS must be a whole number.*got '{bad}'"):
+            execute.default_jobs()
+
+
+def test_the_longest_notebooks_start_first(tmp_path, monkeypatch):
+    import json
+
+    durations = tmp_path / "durations.json"
+    a, b, c = (execute.ROOT / "chapters" / f"{n}.md" for n in "abc")
+    durations.write_text(
+        json.dumps({"chapters/a.md": {"pytorch": 3}, "chapters/b.md": {"pytorch": 80}})
+    )
+    monkeypatch.setattr(execute, "DURATIONS", durations)
+    work = [(a, "pytorch"), (b, "pytorch"), (c, "pytorch"), (a, "mxnet")]
+    assert execute.longest_first(work) == [
+        (c, "pytorch"),
+        (a, "mxnet"),
+        (b, "pytorch"),
+        (a, "pytorch"),
+    ]
