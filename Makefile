@@ -50,12 +50,17 @@ timings:
 
 # Speed (run it on an otherwise idle machine): the training runs of sections 5 and 8 against the
 # reference's structure (benchmarks/reference/), side by side; multi-head attention against each
-# framework's fused attention; the whole book executed afresh, with the time of every notebook, the load
-# average with each, and the whole book's total against the goal of 5 minutes (benchmarks/book_time.py).
+# framework's fused attention; the whole book executed afresh as the build executes it, with the time of every
+# notebook, the load average, and the whole book's wall time against the goal of 5 minutes (benchmarks/book_time.py);
+# the training notebooks quiet and with a competing busy loop, in the book's kernels and in a plain python3 kernel
+# (benchmarks/notebooks_under_load.py); the CPU thread candidates, quiet and loaded (benchmarks/threads.py).
 bench: $(STAMP)
 	$(PY) benchmarks/side_by_side.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 	$(PY) benchmarks/transformer.py --only attention $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 	$(PY) benchmarks/book_time.py $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/notebooks_under_load.py --kernel book --repeats 3 $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/notebooks_under_load.py --kernel python3 --repeats 3 $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+	$(PY) benchmarks/threads.py $(if $(FRAMEWORK),--framework $(FRAMEWORK))
 
 lint: $(STAMP) lint-workflows
 	$(VENV)/bin/ruff check d2lcore booktools tests benchmarks data/__init__.py
