@@ -99,6 +99,10 @@ class Animator:
     def add(self, x, y, draw=True):
         """Add a point to each curve; redraw unless ``draw`` is False."""
 
+    def add_epoch(self, epoch, num_epochs, y, every=10, max_draws=10):
+        """In a training loop: a point every ``every`` epochs and after the last; at most ``max_draws``
+        drawings."""
+
     def draw(self):
         """Draw the curves with all the points added so far."""
 

@@ -3,6 +3,8 @@
 Every function accepts tensors of any of the three frameworks (they are converted with :func:`to_numpy`).
 """
 
+import math
+
 import matplotlib as mpl
 import numpy as np
 from matplotlib import pyplot as plt
@@ -205,6 +207,16 @@ class Animator:
                 self.Y[i].append(float(b))
         if draw:
             self.draw()
+
+    def add_epoch(self, epoch, num_epochs, y, every=10, max_draws=10):
+        """In a training loop over ``num_epochs`` epochs, after epoch ``epoch`` (counted from 1): add the point
+        ``(epoch, y)`` every ``every`` epochs and after the last, and draw at most ``max_draws`` times, last after
+        the last epoch, with every point."""
+        last = epoch == num_epochs
+        if epoch % every and not last:
+            return
+        draw_every = every * math.ceil(num_epochs / (every * max_draws))
+        self.add(epoch, y, draw=last or epoch % draw_every == 0)
 
     def draw(self):
         """Draw the curves with all the points added so far (in a notebook, in place of the last drawing)."""
