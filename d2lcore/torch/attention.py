@@ -41,17 +41,25 @@ def softmax_with_lengths(X, valid_lens, empty_rows=True):
     (reading lengths waits for the device). empty_rows: whether a length may be 0."""
     if valid_lens is None:
         return torch.softmax(X, dim=-1)
-    lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
-    # mask[b, i, j] is True for the keys j that query i of example b may attend to
-    keys = torch.arange(X.shape[-1], device=X.device)
-    mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
-    # Adding the lowest float to a masked score makes its exp() 0. The small (batch,
-    # queries or 1, keys) term broadcasts over X, and its gradient w.r.t. X is the identity.
-    bias = torch.zeros(mask.shape, dtype=X.dtype, device=X.device)
-    weights = torch.softmax(X + bias.masked_fill(~mask, torch.finfo(X.dtype).min), dim=-1)
+    bias, mask = length_bias(valid_lens, X.shape[-1], X.dtype)
+    # The small (batch, queries or 1, keys) bias broadcasts over X, and the gradient
+    # w.r.t. X passes through the addition unchanged
+    weights = torch.softmax(X + bias, dim=-1)
     if empty_rows:  # a row with no valid key (uniform after softmax) -> zeros
         weights = weights * mask
     return weights
+
+
+def length_bias(valid_lens, num_keys, dtype):
+    """(bias, mask), each (batch, queries or 1, num_keys) for valid_lens (batch,) or
+    (batch, queries): mask[b, i, j] is True for the keys j that query i of example b may
+    attend to; bias is 0 there and the lowest float elsewhere, so that a masked score
+    plus its bias has exp() 0."""
+    lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
+    keys = torch.arange(num_keys, device=valid_lens.device)
+    mask = keys < lens.unsqueeze(-1)
+    bias = torch.zeros(mask.shape, dtype=dtype, device=valid_lens.device)
+    return bias.masked_fill_(~mask, torch.finfo(dtype).min), mask
 
 
 class AdditiveAttention(nn.Module):
@@ -149,7 +157,17 @@ class DotProductAttention(nn.Module):
     def attend(self, queries, keys, values, valid_lens=None, empty_rows=True):
         """forward without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
-        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
-        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
-        self.attention_weights = softmax_with_lengths(scores, valid_lens, empty_rows)
+        # baddbmm(bias, Q, K^T, beta, alpha) = beta * bias + alpha * Q K^T in one call: the
+        # scale 1 / sqrt(d) and the mask's bias cost no pass over the scores of their own
+        if valid_lens is None:
+            bias, beta = queries.new_zeros(()), 0  # beta = 0: no bias
+        else:
+            bias, mask = length_bias(valid_lens, keys.shape[1], queries.dtype)
+            beta = 1
+        scores = torch.baddbmm(
+            bias, queries, keys.transpose(1, 2), beta=beta, alpha=1 / math.sqrt(d)
+        )
+        self.attention_weights = torch.softmax(scores, dim=-1)
+        if valid_lens is not None and empty_rows:  # no valid key -> zero weights
+            self.attention_weights = self.attention_weights * mask
         return torch.bmm(self.dropout(self.attention_weights), values)
