@@ -28,8 +28,9 @@ def short_rows(X):
 
 def softmax(X):
     """torch.softmax(X, dim=-1), up to rounding. PyTorch's CPU kernel is slow for short
-    rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers near float32's
-    underflow (below about 1e-38), such as exp() of a masked score. For short_rows(X),
+    rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers
+    near float32's underflow (below about 1e-38), such as exp() of a masked score. For
+    short_rows(X),
     this is exp(max(X - m, -30)) / sum: m, each row's maximum, keeps exp() from
     overflowing and the softmax does not depend on it, so no gradient flows through it
     (detach); the clamp keeps the numbers away from underflow: a weight below
