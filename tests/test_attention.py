@@ -201,3 +201,33 @@ def test_tensorflow_masked_softmax_inside_tf_function():
     np.testing.assert_allclose(got, numpy_masked_softmax(SCORES, [2, 3]), atol=1e-6)
     with pytest.raises(tf.errors.InvalidArgumentError, match=">= 0"):
         compiled(tf.constant(SCORES), tf.constant([-1, 3]))
+
+
+def test_pytorch_softmax_of_many_short_rows():
+    """PyTorch computes the softmax of 256 rows or more of fewer than 16 keys itself (see
+    d2lcore.torch.attention.softmax): the numbers of the definition, exact zeros and zero
+    gradient for the masked keys, rows of zeros for a length of 0, no overflow."""
+    torch = pytest.importorskip("torch")
+    from d2lcore.torch import attention
+
+    rng = np.random.default_rng(1)
+    scores = rng.normal(scale=30.0, size=(64, 10, 10)).astype(np.float32)  # 640 rows
+    X = torch.tensor(scores, requires_grad=True)
+    assert attention.short_rows(X) and not attention.short_rows(X[:8])
+    expected = torch.softmax(torch.tensor(scores, dtype=torch.float64), dim=-1)
+    assert np.allclose(attention.softmax(X).detach().numpy(), expected.numpy(), atol=1e-6)
+    for shape, empty in [(64, False), (64, True), ((64, 10), False), ((64, 10), True)]:
+        lens = rng.integers(1, 12, size=shape)
+        if empty:
+            lens[0] = 0  # one example without a valid key
+        weights = attention.masked_softmax(X, torch.tensor(lens))
+        want = numpy_masked_softmax(scores, lens)
+        assert np.allclose(weights.detach().numpy(), want, atol=1e-6)
+        masked = want == 0
+        assert (weights.detach().numpy()[masked] == 0).all()  # exact zeros
+        (grad,) = torch.autograd.grad((weights * torch.randn(weights.shape)).sum(), X)
+        outside = np.broadcast_to(
+            np.arange(10) >= np.asarray(lens).reshape(64, -1, 1), scores.shape
+        )
+        assert (grad.numpy()[outside] == 0).all()
+        assert np.isfinite(grad.numpy()).all()

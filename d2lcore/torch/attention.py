@@ -19,6 +19,29 @@ from d2lcore.checks import (
 from .checks import check_float, check_valid_lens
 
 
+def short_rows(X):
+    """Whether ``softmax`` takes its own path for X: a CPU tensor of 256 rows or more
+    (the last axis), each shorter than 16 entries, a vector's width."""
+    n = X.shape[-1]
+    return X.device.type == "cpu" and n < 16 and X.numel() >= 256 * n
+
+
+def softmax(X):
+    """torch.softmax(X, dim=-1), up to rounding. PyTorch's CPU kernel is slow for short
+    rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers
+    near float32's underflow (below about 1e-38), such as exp() of a masked score. For
+    short_rows(X),
+    this is exp(max(X - m, -30)) / sum: m, each row's maximum, keeps exp() from
+    overflowing and the softmax does not depend on it, so no gradient flows through it
+    (detach); the clamp keeps the numbers away from underflow: a weight below
+    exp(-30) ~ 1e-13 (the largest is at least 1/16) becomes about 1e-13, and a masked
+    score's too, so the layers below multiply such weights by the mask."""
+    if short_rows(X):
+        E = torch.exp((X - X.amax(dim=-1, keepdim=True).detach()).clamp(min=-30.0))
+        return E / E.sum(dim=-1, keepdim=True)
+    return torch.softmax(X, dim=-1)
+
+
 def masked_softmax(X, valid_lens):
     """Softmax over the last axis of X (batch, queries, keys) that ignores the keys beyond
     each valid length. valid_lens: None, (batch,) or (batch, queries). A masked key gets
@@ -27,7 +50,7 @@ def masked_softmax(X, valid_lens):
     check_float(X=X)
     if valid_lens is None:
         check_shapes(X=(X, "batch queries keys"))
-        return torch.softmax(X, dim=-1)
+        return softmax(X)
     if not torch.is_tensor(valid_lens):
         valid_lens = torch.as_tensor(valid_lens, device=X.device)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
@@ -40,18 +63,27 @@ def softmax_with_lengths(X, valid_lens, empty_rows=True):
     """masked_softmax without its checks, for a layer that checked valid_lens at its entry
     (reading lengths waits for the device). empty_rows: whether a length may be 0."""
     if valid_lens is None:
-        return torch.softmax(X, dim=-1)
-    lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
-    # mask[b, i, j] is True for the keys j that query i of example b may attend to
-    keys = torch.arange(X.shape[-1], device=X.device)
-    mask = keys < lens.unsqueeze(-1)  # (batch, queries or 1, keys)
-    # Adding the lowest float to a masked score makes its exp() 0. The small (batch,
-    # queries or 1, keys) term broadcasts over X, and its gradient w.r.t. X is the identity.
-    bias = torch.zeros(mask.shape, dtype=X.dtype, device=X.device)
-    weights = torch.softmax(X + bias.masked_fill(~mask, torch.finfo(X.dtype).min), dim=-1)
-    if empty_rows:  # a row with no valid key (uniform after softmax) -> zeros
+        return softmax(X)
+    bias, mask = length_bias(valid_lens, X.shape[-1], X.dtype)
+    # The small (batch, queries or 1, keys) bias broadcasts over X, and the gradient
+    # w.r.t. X passes through the addition unchanged
+    weights = softmax(X + bias)
+    # A row with no valid key (uniform after softmax) -> zeros; short rows: exact zeros
+    if empty_rows or short_rows(X):
         weights = weights * mask
     return weights
+
+
+def length_bias(valid_lens, num_keys, dtype):
+    """(bias, mask), each (batch, queries or 1, num_keys) for valid_lens (batch,) or
+    (batch, queries): mask[b, i, j] is True for the keys j that query i of example b may
+    attend to; bias is 0 there and the lowest float elsewhere, so that a masked score
+    plus its bias has exp() 0."""
+    lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
+    keys = torch.arange(num_keys, device=valid_lens.device)
+    mask = keys < lens.unsqueeze(-1)
+    bias = torch.zeros(mask.shape, dtype=dtype, device=valid_lens.device)
+    return bias.masked_fill_(~mask, torch.finfo(dtype).min), mask
 
 
 class AdditiveAttention(nn.Module):
@@ -98,12 +130,11 @@ def fix_keys(attention, keys, values, valid_lens=None):
     hooks = (check_float, check_valid_lens)  # this framework's
     check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
     keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-    mask = None  # (batch, 1, keys): True for the keys within each valid length
+    bias = mask = None  # masked_softmax's (batch, 1, keys) terms, built once
+    empty_rows = False  # whether a length is 0 (just checked: reading it does not wait)
     if valid_lens is not None:
-        positions = torch.arange(keys.shape[1], device=keys.device)
-        mask = (positions < valid_lens.reshape(-1, 1)).unsqueeze(1)
-        outside = ~mask  # the keys beyond each valid length
-    lowest = torch.finfo(keys.dtype).min
+        bias, mask = length_bias(valid_lens, keys.shape[1], keys.dtype)
+        empty_rows = check_valid_lens("valid_lens", valid_lens)
     check_queries = query_checker(attention, keys, check_float)
 
     def attend(queries):
@@ -111,10 +142,10 @@ def fix_keys(attention, keys, values, valid_lens=None):
         # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
         features = torch.tanh(attention.W_q(queries) + keys)
         scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
-        if mask is None:
-            weights = torch.softmax(scores, dim=-1)
-        else:  # masked_softmax's numbers, with the mask built once
-            weights = torch.softmax(scores.masked_fill(outside, lowest), dim=-1) * mask
+        weights = softmax(scores if bias is None else scores + bias)
+        # No valid key -> zero weights; short rows: exact zeros (see softmax)
+        if mask is not None and (empty_rows or short_rows(scores)):
+            weights = weights * mask
         return torch.bmm(attention.dropout(weights), values), weights
 
     return attend
@@ -149,7 +180,18 @@ class DotProductAttention(nn.Module):
     def attend(self, queries, keys, values, valid_lens=None, empty_rows=True):
         """forward without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
-        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
-        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
-        self.attention_weights = softmax_with_lengths(scores, valid_lens, empty_rows)
+        # baddbmm(bias, Q, K^T, beta, alpha) = beta * bias + alpha * Q K^T in one call: the
+        # scale 1 / sqrt(d) and the mask's bias cost no pass over the scores of their own
+        if valid_lens is None:
+            bias, beta = queries.new_zeros(()), 0  # beta = 0: no bias
+        else:
+            bias, mask = length_bias(valid_lens, keys.shape[1], queries.dtype)
+            beta = 1
+        scores = torch.baddbmm(
+            bias, queries, keys.transpose(1, 2), beta=beta, alpha=1 / math.sqrt(d)
+        )
+        self.attention_weights = softmax(scores)
+        # No valid key -> zero weights; short rows: exact zeros (see softmax)
+        if valid_lens is not None and (empty_rows or short_rows(scores)):
+            self.attention_weights = self.attention_weights * mask
         return torch.bmm(self.dropout(self.attention_weights), values)
