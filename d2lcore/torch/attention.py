@@ -30,10 +30,9 @@ def softmax(X):
     """torch.softmax(X, dim=-1), up to rounding. PyTorch's CPU kernel is slow for short
     rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers
     near float32's underflow (below about 1e-38), such as exp() of a masked score. For
-    short_rows(X),
-    this is exp(max(X - m, -30)) / sum: m, each row's maximum, keeps exp() from
-    overflowing and the softmax does not depend on it, so no gradient flows through it
-    (detach); the clamp keeps the numbers away from underflow: a weight below
+    short_rows(X), this is exp(max(X - m, -30)) / sum: m, each row's maximum, keeps exp()
+    from overflowing and the softmax does not depend on it, so no gradient flows through
+    it (detach); the clamp keeps the numbers away from underflow: a weight below
     exp(-30) ~ 1e-13 (the largest is at least 1/16) becomes about 1e-13, and a masked
     score's too, so the layers below multiply such weights by the mask."""
     if short_rows(X):
