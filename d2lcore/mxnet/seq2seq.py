@@ -123,7 +123,9 @@ class AttentionGRUSteps(nn.HybridBlock):
         super().__init__()
         self.W_q, self.w_v = attention.W_q, attention.w_v  # the decoder's layers
         self.dropout, self.rnn, self.steps = attention.dropout, rnn, steps
-        self.hybridize(static_alloc=True)
+        # Not hybridize(static_alloc=True): with it, MXNet 1.9.1 gets the gradient of
+        # the GRU's weights wrong when the graph calls the GRU more than once
+        self.hybridize()
 
     def hybrid_forward(self, F, embs, hidden, keys, values, lens, ones):
         tokens = F.np.split(embs, self.steps, axis=1) if self.steps > 1 else [embs]
