@@ -115,9 +115,11 @@ class MultiHeadAttention(nn.HybridBlock):
     def hybrid_forward(self, F, queries, keys, values, valid_lens):
         h = self.num_heads
 
+        # (Swapping two axes is the transpose (0, 2, 1, 3) of transpose_qkv and
+        # transpose_output; MXNet's swapaxes does it about twice as fast.)
         def fold(X):  # as transpose_qkv: (batch, n, num_hiddens) -> (batch * h, n, d)
             X = F.npx.reshape(X, (-2, -2, h, -1))  # (batch, n, heads, d)
-            return F.npx.reshape(F.np.transpose(X, (0, 2, 1, 3)), (-5, -2, -2))
+            return F.npx.reshape(F.np.swapaxes(X, 1, 2), (-5, -2, -2))
 
         queries, keys = fold(self.W_q(queries)), fold(self.W_k(keys))
         values = fold(self.W_v(values))
@@ -135,7 +137,7 @@ class MultiHeadAttention(nn.HybridBlock):
         output = F.npx.batch_dot(self.dropout(weights), values)  # (batch * h, n_q, d)
         # As transpose_output: (batch * h, n_q, d) -> (batch, n_q, num_hiddens)
         output = F.npx.reshape(output, (-6, -1, h, -2, -2))  # (batch, h, n_q, d)
-        output = F.npx.reshape(F.np.transpose(output, (0, 2, 1, 3)), (-2, -2, -5))
+        output = F.npx.reshape(F.np.swapaxes(output, 1, 2), (-2, -2, -5))
         return self.W_o(output), weights
 
     @property

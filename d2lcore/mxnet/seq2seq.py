@@ -1,10 +1,13 @@
 """Sequence to sequence learning with Bahdanau attention in MXNet (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
+import functools
+
 from mxnet import np, npx
 from mxnet.gluon import nn
 
 from d2lcore.checks import (
+    check_built_widths,
     check_dropout,
     check_lengths,
     check_real,
@@ -13,7 +16,7 @@ from d2lcore.checks import (
     check_steps,
 )
 
-from .attention import AdditiveAttention, fix_keys
+from .attention import AdditiveAttention
 from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
@@ -45,7 +48,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
     and values, gives a context c_{t'}; [c_{t'}, embedding of y_{t'-1}] is the GRU's
-    input.
+    input. The steps run in AttentionGRUSteps, one cached graph per number of steps.
 
     State: (enc_outputs (batch, src_steps, num_hiddens), hidden (num_layers, batch,
     num_hiddens), enc_valid_lens (batch,) or None). ``attention_weights``: (batch, steps,
@@ -60,7 +63,12 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
         self.dense = nn.Dense(vocab_size, flatten=False)
-        self._attention_weights = []
+        self._attention_weights = None
+        # The graph of the steps for a number of steps, made at its first use and kept
+        # (not a child block: its layers are the decoder's)
+        self._steps = functools.cache(
+            functools.partial(AttentionGRUSteps, self.attention, self.rnn)
+        )
 
     def init_state(self, enc_outputs, enc_valid_lens):
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
@@ -70,29 +78,79 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     def forward(self, X, state):
         check_decoder_call(X, state, self.vocab_size)
         enc_outputs, hidden, enc_valid_lens = state
+        check_float(enc_outputs=enc_outputs)
+        check_built_widths(self.attention, keys=enc_outputs)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
-        # is applied to the keys once, by fix_keys, not at every step
-        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
-        # The embedded tokens as (batch, 1, embed_size) slices, all split at once
-        tokens = np.split(embs, embs.shape[1], axis=1) if embs.shape[1] > 1 else [embs]
-        outputs, self._attention_weights = [], []
-        for emb in tokens:
-            query = np.expand_dims(hidden[-1], 1)  # (batch, 1, h): s_{t'-1}, last layer
-            context, weights = attend(query)  # c_{t'}: (batch, 1, h)
-            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
-            x = np.concatenate((context, emb), axis=-1)
-            out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
-            outputs.append(out)
-            self._attention_weights.append(weights)
-        logits = self.dense(np.concatenate(outputs, axis=1))  # (batch, steps, vocab_size)
+        # is applied to the keys once, here, not at every step
+        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, h)
+        # Each example's number of valid keys, (batch, 1): all of them if none is given
+        batch, src_steps = enc_outputs.shape[:2]
+        if enc_valid_lens is None:
+            lens = np.full((batch, 1), src_steps, dtype="int32", ctx=X.ctx)
+        else:  # (a length above src_steps means every key)
+            lens = np.minimum(enc_valid_lens.reshape(-1, 1), src_steps).astype("int32")
+        ones = np.ones((batch, src_steps, 1), ctx=X.ctx)  # see AttentionGRUSteps
+        outputs, hidden, self._attention_weights = self._steps(X.shape[1])(
+            embs, hidden, keys, enc_outputs, lens, ones
+        )
+        logits = self.dense(outputs)  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)
 
     @property
     def attention_weights(self):
         """(batch, steps, src_steps): the attention weights of every step of the last
         call."""
-        return np.concatenate(self._attention_weights, axis=1)
+        return self._attention_weights
+
+
+class AttentionGRUSteps(nn.HybridBlock):
+    """The steps of Seq2SeqAttentionDecoder, with its own layers: for each embedded token,
+    additive attention with the last GRU layer's state as query gives a context, and
+    [context, embedding] is the GRU's input.
+
+    embs (batch, steps, embed_size), hidden (num_layers, batch, h), keys (batch, src_steps,
+    h): W_k h_1..h_T, values (batch, src_steps, h), lens (batch, 1) int32 valid lengths,
+    ones (batch, src_steps, 1) ->
+    (outputs (batch, steps, h), hidden (num_layers, batch, h), weights (batch, steps,
+    src_steps)).
+
+    Hybridized: the loop of hybrid_forward runs once, when MXNet traces it into a graph
+    (hence one instance per number of steps); every call then runs the whole graph,
+    forward and backward, instead of launching a dozen operations per step from Python."""
+
+    def __init__(self, attention, rnn, steps):
+        super().__init__()
+        self.W_q, self.w_v = attention.W_q, attention.w_v  # the decoder's layers
+        self.dropout, self.rnn, self.steps = attention.dropout, rnn, steps
+        # Not hybridize(static_alloc=True): with it, MXNet 1.9.1 gets the gradient of
+        # the GRU's weights wrong when the graph calls the GRU more than once
+        self.hybridize()
+
+    def hybrid_forward(self, F, embs, hidden, keys, values, lens, ones):
+        tokens = F.np.split(embs, self.steps, axis=1) if self.steps > 1 else [embs]
+        outputs, weights = [], []
+        for emb in tokens:  # emb: (batch, 1, embed_size), the embedding of y_{t'-1}
+            # The query s_{t'-1}: the last layer's state, (1, batch, h) -> (batch, 1, h)
+            query = F.np.swapaxes(hidden[-1:], 0, 1)
+            # W_q s is added to every key W_k h_t through a batched product with a column
+            # of ones, (batch, src_steps, 1) x (batch, 1, h): the sums of broadcasting,
+            # whose gradient MXNet computes slowly
+            query = F.npx.batch_dot(ones, self.W_q(query))  # (batch, src_steps, h)
+            # a(s, h_t) = w_v^T tanh(W_q s + W_k h_t): (batch, src_steps, 1) (MXNet's
+            # activation operator computes tanh several times faster than np.tanh)
+            features = F.npx.activation(query + keys, act_type="tanh")
+            scores = F.np.swapaxes(self.w_v(features), 1, 2)  # (batch, 1, src_steps)
+            # Softmax over the first lens[b] keys; the others get 0
+            alpha = F.npx.softmax(scores, lens, axis=-1, use_length=True)
+            # The context c_{t'}: (batch, 1, h)
+            context = F.npx.batch_dot(self.dropout(alpha), values)
+            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
+            out, hidden = self.rnn(F.np.concatenate((context, emb), axis=-1), hidden)
+            outputs.append(out)
+            weights.append(alpha)
+        cat = F.np.concatenate
+        return cat(outputs, axis=1), hidden, cat(weights, axis=1)
 
 
 def sequence_mask(X, valid_len, value=0):
