@@ -2,7 +2,6 @@
 
 import weakref
 
-import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
@@ -40,6 +39,50 @@ def _device_name(device):
     return device if isinstance(device, str) else device.name
 
 
+class ClippedAdam:
+    """Adam (Kingma & Ba, 2015) on ``variables``, each step after scaling the gradients so
+    that their global norm is at most ``max_norm``: tf.clip_by_global_norm followed by the
+    update of keras.optimizers.Adam (its formula: the bias corrections folded into the
+    step size, epsilon added to the square root of the variance), with one fused
+    operation per weight (tf.raw_ops.ResourceApplyAdam) instead of the twenty or so of
+    Keras's optimizer: on a small model, most of a step's time goes to launching
+    operations, and tracing them. ``apply(grads)`` is meant for a tf.function; an
+    embedding's gradient (tf.IndexedSlices) is applied densely, to every row, as in
+    PyTorch and MXNet. epsilon: the default of PyTorch and MXNet (Keras's is 1e-7)."""
+
+    def __init__(self, variables, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
+        self.variables = list(variables)
+        self._means = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
+        self._variances = [
+            tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables
+        ]
+        self.lr, self.max_norm = lr, max_norm
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self.steps = tf.Variable(0.0, trainable=False)  # the step t, as a float32
+
+    def apply(self, grads):
+        grads = [tf.convert_to_tensor(g) for g in grads]  # rows -> dense
+        grads, _ = tf.clip_by_global_norm(grads, self.max_norm)
+        t = self.steps.assign_add(1.0)
+        beta1_power, beta2_power = tf.pow(self.beta1, t), tf.pow(self.beta2, t)
+        hyperparameters = {
+            name: tf.constant(getattr(self, name), tf.float32)
+            for name in ("lr", "beta1", "beta2", "epsilon")
+        }
+        for variable, m, v, grad in zip(
+            self.variables, self._means, self._variances, grads, strict=True
+        ):
+            tf.raw_ops.ResourceApplyAdam(
+                var=variable.value.handle,  # the tf.Variable of a Keras variable
+                m=m.handle,
+                v=v.handle,
+                beta1_power=beta1_power,
+                beta2_power=beta2_power,
+                grad=grad,
+                **hyperparameters,
+            )
+
+
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
     """A compiled training step for batches shaped like ``batch``. The batch size is left
     open (None) so that a smaller last batch reuses the same graph instead of tracing
@@ -56,13 +99,8 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
             loss = tf.reduce_sum(loss_fn(Y_hat, Y, Y_valid_len))  # over the valid tokens
             tokens = tf.cast(tf.reduce_sum(Y_valid_len), loss.dtype)
             per_token = loss / tokens
-        grads = tape.gradient(per_token, net.trainable_variables)  # of the loss per token
-        # An embedding's gradient comes as rows (tf.IndexedSlices), which Keras's Adam
-        # would apply lazily, to those rows only; dense, it is the Adam of PyTorch and
-        # MXNet.
-        grads = [tf.convert_to_tensor(g) for g in grads]
-        grads, _ = tf.clip_by_global_norm(grads, 1)
-        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        # The gradient of the loss per token: its global norm clipped to 1, then Adam
+        optimizer.apply(tape.gradient(per_token, net.trainable_variables))
         return loss, tokens
 
     return train_step
@@ -96,9 +134,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     with tf.device(_device_name(device)):
         _initialize(net)
-        # epsilon: the default of PyTorch and MXNet (Keras uses 1e-7)
-        optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
-        optimizer.build(net.trainable_variables)
+        optimizer = ClippedAdam(net.trainable_variables, lr, max_norm=1)
         loss_fn = MaskedSoftmaxCELoss()
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         # A point every 10 epochs; the figure is drawn at most 10 times (each drawing takes
