@@ -52,7 +52,9 @@ class ClippedAdam:
 
     def __init__(self, variables, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
         self.variables = list(variables)
-        self._means = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
+        self._means = [
+            tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables
+        ]
         self._variances = [
             tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables
         ]
@@ -61,7 +63,8 @@ class ClippedAdam:
         self.steps = tf.Variable(0.0, trainable=False)  # the step t, as a float32
 
     def apply(self, grads):
-        grads = [tf.convert_to_tensor(g) for g in grads]  # rows -> dense
+        # Rows -> dense; a weight that took no part in the loss has None (and is left as is)
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
         grads, _ = tf.clip_by_global_norm(grads, self.max_norm)
         t = self.steps.assign_add(1.0)
         beta1_power, beta2_power = tf.pow(self.beta1, t), tf.pow(self.beta2, t)
@@ -72,6 +75,8 @@ class ClippedAdam:
         for variable, m, v, grad in zip(
             self.variables, self._means, self._variances, grads, strict=True
         ):
+            if grad is None:
+                continue
             tf.raw_ops.ResourceApplyAdam(
                 var=variable.value.handle,  # the tf.Variable of a Keras variable
                 m=m.handle,
