@@ -105,9 +105,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
-    # A point every 10 epochs; the figure is drawn at most 10 times (each drawing takes
-    # about 50 ms in a notebook), and last with every point
-    draw_every = 10 * max(1, num_epochs // 50)
     bos = tgt_vocab["<bos>"]
     losses, total_tokens = [], 0
     timer = Timer()
@@ -134,9 +131,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         check_epoch_tokens(epoch, int(num_tokens))
         losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
         total_tokens += int(num_tokens)
-        if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
-            draw = (epoch + 1) % draw_every == 0 or epoch + 1 == num_epochs
-            animator.add(epoch + 1, losses[-1], draw=draw)
+        # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
+        animator.add_epoch(epoch + 1, num_epochs, losses[-1])
     seconds = timer.stop()
     show_training(losses, total_tokens, seconds, device)
     return losses

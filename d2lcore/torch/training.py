@@ -35,8 +35,8 @@ class ClippedAdam:
     nn.utils.clip_grad_norm_ followed by torch.optim.Adam (the same defaults and order of
     operations, so on the CPU the same weights bit for bit), with one call per operation
     for all the weights together (torch's multi-tensor ``_foreach`` operations), and
-    without torch.optim: its first step imports the compiler (torch._dynamo), about 1.5 s
-    of every notebook that trains. ``step()`` uses the gradients that the last backward()
+    without torch.optim: constructing its Adam imports the compiler (torch._dynamo), about
+    1 s of every notebook that trains. ``step()`` uses the gradients that the last backward()
     left in the weights, then sets them to None, as Optimizer.zero_grad does."""
 
     def __init__(self, params, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
@@ -90,9 +90,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     optimizer = ClippedAdam(net.parameters(), lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
-    # A point every 10 epochs; the figure is drawn at most 10 times (each drawing takes
-    # about 50 ms in a notebook), and last with every point
-    draw_every = 10 * max(1, num_epochs // 50)
     bos = tgt_vocab["<bos>"]
     losses, total_tokens = [], 0
     net.train()
@@ -118,9 +115,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         check_epoch_tokens(epoch, int(num_tokens))
         losses.append((loss_sum / num_tokens).item())  # the one wait of the epoch
         total_tokens += int(num_tokens)
-        if (epoch + 1) % 10 == 0 or epoch + 1 == num_epochs:
-            draw = (epoch + 1) % draw_every == 0 or epoch + 1 == num_epochs
-            animator.add(epoch + 1, losses[-1], draw=draw)
+        # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
+        animator.add_epoch(epoch + 1, num_epochs, losses[-1])
     seconds = timer.stop()
     show_training(losses, total_tokens, seconds, device)
     return losses
