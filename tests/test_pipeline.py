@@ -256,14 +256,19 @@ def test_sync_restores_an_edited_saved_cell(tmp_path):
     assert all(mismatches(code, f) == [] for _, f, code in saved_cells(page))
 
 
-# make nbval, then the build: each notebook executed once, for real, on a tiny page (booktools/validate.py)
-TINY = """---
+# A notebook page in MyST, as the chapters write them
+FRONT = """---
 kernelspec:
   display_name: Python 3
   language: python
   name: python3
 ---
+"""
 
+# make nbval, then the build: each notebook executed once, for real, on a tiny page (booktools/validate.py)
+TINY = (
+    FRONT
+    + """
 # Tiny
 
 ```{{code-cell}} ipython3
@@ -291,6 +296,7 @@ from d2lcore.records import show_record
 show_record("tiny", "value 3.25", value=3.25);
 ```
 """
+)
 
 
 def _expected(text):
@@ -400,13 +406,9 @@ def test_the_book_reuses_its_executed_notebooks(tiny):
 
 # Two notebooks at once (booktools.execute.default_jobs): each waits, in its kernel, until both have started, so
 # a run that executed them one after the other would print "together 1" after waiting two minutes.
-TOGETHER = """---
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+TOGETHER = (
+    FRONT
+    + """
 # Together
 
 ```{{code-cell}} ipython3
@@ -420,6 +422,7 @@ while len(list(here.glob("*.started"))) < 2 and time.monotonic() < deadline:
 print("together", len(list(here.glob("*.started"))))
 ```
 """
+)
 
 
 @pytest.fixture
