@@ -205,7 +205,7 @@ def test_tensorflow_masked_softmax_inside_tf_function():
 
 def test_pytorch_softmax_of_many_short_rows():
     """PyTorch computes the softmax of 256 rows or more of fewer than 16 keys itself (see
-    d2lcore.torch.attention.softmax): the numbers of the definition, exact zeros and zero
+    d2lcore.torch.attention.row_softmax): the numbers of the definition, exact zeros and zero
     gradient for the masked keys, rows of zeros for a length of 0, no overflow."""
     torch = pytest.importorskip("torch")
     from d2lcore.torch import attention
@@ -215,7 +215,7 @@ def test_pytorch_softmax_of_many_short_rows():
     X = torch.tensor(scores, requires_grad=True)
     assert attention.short_rows(X) and not attention.short_rows(X[:8])
     expected = torch.softmax(torch.tensor(scores, dtype=torch.float64), dim=-1)
-    assert np.allclose(attention.softmax(X).detach().numpy(), expected.numpy(), atol=1e-6)
+    assert np.allclose(attention.row_softmax(X).detach().numpy(), expected.numpy(), atol=1e-6)
     for shape, empty in [(64, False), (64, True), ((64, 10), False), ((64, 10), True)]:
         lens = rng.integers(1, 12, size=shape)
         if empty:

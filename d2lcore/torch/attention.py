@@ -20,13 +20,13 @@ from .checks import check_float, check_valid_lens
 
 
 def short_rows(X):
-    """Whether ``softmax`` takes its own path for X: a CPU tensor of 256 rows or more
+    """Whether ``row_softmax`` takes its own path for X: a CPU tensor of 256 rows or more
     (the last axis), each shorter than 16 entries, a vector's width."""
     n = X.shape[-1]
     return X.device.type == "cpu" and n < 16 and X.numel() >= 256 * n
 
 
-def softmax(X):
+def row_softmax(X):
     """torch.softmax(X, dim=-1), up to rounding. PyTorch's CPU kernel is slow for short
     rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers
     near float32's underflow (below about 1e-38), such as exp() of a masked score. For
@@ -49,7 +49,7 @@ def masked_softmax(X, valid_lens):
     check_float(X=X)
     if valid_lens is None:
         check_shapes(X=(X, "batch queries keys"))
-        return softmax(X)
+        return row_softmax(X)
     if not torch.is_tensor(valid_lens):
         valid_lens = torch.as_tensor(valid_lens, device=X.device)
     spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
@@ -62,11 +62,11 @@ def softmax_with_lengths(X, valid_lens, empty_rows=True):
     """masked_softmax without its checks, for a layer that checked valid_lens at its entry
     (reading lengths waits for the device). empty_rows: whether a length may be 0."""
     if valid_lens is None:
-        return softmax(X)
+        return row_softmax(X)
     bias, mask = length_bias(valid_lens, X.shape[-1], X.dtype)
     # The small (batch, queries or 1, keys) bias broadcasts over X, and the gradient
     # w.r.t. X passes through the addition unchanged
-    weights = softmax(X + bias)
+    weights = row_softmax(X + bias)
     # A row with no valid key (uniform after softmax) -> zeros; short rows: exact zeros
     if empty_rows or short_rows(X):
         weights = weights * mask
@@ -141,8 +141,8 @@ def fix_keys(attention, keys, values, valid_lens=None):
         # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
         features = torch.tanh(attention.W_q(queries) + keys)
         scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
-        weights = softmax(scores if bias is None else scores + bias)
-        # No valid key -> zero weights; short rows: exact zeros (see softmax)
+        weights = row_softmax(scores if bias is None else scores + bias)
+        # No valid key -> zero weights; short rows: exact zeros (see row_softmax)
         if mask is not None and (empty_rows or short_rows(scores)):
             weights = weights * mask
         return torch.bmm(attention.dropout(weights), values), weights
@@ -189,8 +189,8 @@ class DotProductAttention(nn.Module):
         scores = torch.baddbmm(
             bias, queries, keys.transpose(1, 2), beta=beta, alpha=1 / math.sqrt(d)
         )
-        self.attention_weights = softmax(scores)
-        # No valid key -> zero weights; short rows: exact zeros (see softmax)
+        self.attention_weights = row_softmax(scores)
+        # No valid key -> zero weights; short rows: exact zeros (see row_softmax)
         if valid_lens is not None and (empty_rows or short_rows(scores)):
             self.attention_weights = self.attention_weights * mask
         return torch.bmm(self.dropout(self.attention_weights), values)
