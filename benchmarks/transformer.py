@@ -90,12 +90,18 @@ def _time_alternating(timings, warmup, repeats, number):
     """Time the registered calls in turns: each repeat times ``number`` calls of every one
     in a row, so that a change of the machine's load hits all of them alike. ``timings``:
     a list of (call, sync, times); each repeat appends to ``times`` the mean ms per call.
-    ``sync(result)`` waits until the device has finished the work of a call."""
+    ``sync(result)`` waits until the device has finished the work of a call.
+
+    The turn starts at another call each repeat, and every timing follows one untimed
+    call of its own: the first call after a different one pays for the allocator's and the
+    caches' change of working set, which would otherwise always fall on the same row."""
     for call, sync, _ in timings:
         for _ in range(warmup):
             sync(call())
-    for _ in range(repeats):
-        for call, sync, times in timings:
+    for repeat in range(repeats):
+        start_at = repeat % len(timings)
+        for call, sync, times in timings[start_at:] + timings[:start_at]:
+            sync(call())  # untimed: the change of working set
             start = time.perf_counter()
             for _ in range(number):
                 result = call()
@@ -393,7 +399,7 @@ def main():
     parser.add_argument("--hiddens", type=int, default=256, help="attention: num_hiddens")
     parser.add_argument("--heads", type=int, default=8, help="attention: num_heads")
     parser.add_argument("--warmup", type=int, default=2, help="attention: warm-up calls")
-    parser.add_argument("--repeats", type=int, default=5, help="attention: timings")
+    parser.add_argument("--repeats", type=int, default=6, help="attention: timings (turns)")
     parser.add_argument("--number", type=int, default=2, help="attention: calls per timing")
     parser.add_argument(
         "--threads",
