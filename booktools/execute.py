@@ -41,11 +41,16 @@ def default_jobs():
     return max(1, min(MAX_JOBS, (cores or 1) // (cpu_threads() or 1)))
 
 
+def recorded_durations():
+    """{source path relative to the repository: {framework: seconds}} from booktools/durations.json."""
+    return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+
+
 def longest_first(work):
     """``work``, a list of (source, framework), ordered by the seconds each took when its outputs were last
     recorded (booktools/durations.json), longest first, so that parallel jobs end together; unknown ones first,
     then book order."""
-    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    known = recorded_durations()
 
     def seconds(item):
         source, fw = item
@@ -57,7 +62,7 @@ def longest_first(work):
 def record_durations(sources, frameworks):
     """Write the seconds of the executed notebooks of ``sources`` × ``frameworks`` to booktools/durations.json
     (whole seconds: the file only orders the work)."""
-    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    known = recorded_durations()
     for fw in frameworks:
         for source in sources:
             nb = nbformat.read(notebook_path(source, fw), as_version=4)
