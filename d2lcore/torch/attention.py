@@ -17,6 +17,7 @@ from d2lcore.checks import (
 )
 
 from .checks import check_float, check_valid_lens
+from .layers import Dropout
 
 
 def short_rows(X):
@@ -96,7 +97,7 @@ class AdditiveAttention(nn.Module):
         self.W_q = nn.LazyLinear(num_hiddens, bias=False)
         self.W_k = nn.LazyLinear(num_hiddens, bias=False)
         self.w_v = nn.LazyLinear(1, bias=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
@@ -157,7 +158,7 @@ class DotProductAttention(nn.Module):
     def __init__(self, dropout):
         super().__init__()
         check_dropout(dropout)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
