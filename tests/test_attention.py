@@ -231,3 +231,31 @@ def test_pytorch_softmax_of_many_short_rows():
         )
         assert (grad.numpy()[outside] == 0).all()
         assert np.isfinite(grad.numpy()).all()
+
+
+def test_pytorch_dropout_from_uniform_numbers():
+    """d2lcore's PyTorch Dropout (see d2lcore.torch.layers.Dropout): in training, each entry
+    kept with probability 1 - p and scaled by 1 / (1 - p), else 0, with the gradient of
+    that product; the same draws for the same seed; the identity in evaluation and for
+    p = 0; zeros for p = 1."""
+    torch = pytest.importorskip("torch")
+    from d2lcore.torch.layers import Dropout
+
+    X = torch.rand(200, 500) + 1.0  # no entry is 0
+    X.requires_grad_(True)
+    layer = Dropout(0.3)
+    torch.manual_seed(0)
+    Y = layer(X)
+    kept = Y != 0
+    assert abs(kept.float().mean().item() - 0.7) < 0.01  # 100,000 entries
+    assert torch.allclose(Y[kept], X[kept] / 0.7)
+    (grad,) = torch.autograd.grad(Y.sum(), X)
+    assert torch.equal(grad, kept.float() / 0.7)
+    torch.manual_seed(0)
+    assert torch.equal(layer(X), Y)  # reproducible
+    layer.eval()
+    assert layer(X) is X
+    assert Dropout(0.0)(X) is X
+    zeros = Dropout(1.0)(X)
+    assert torch.equal(zeros, torch.zeros_like(X))
+    assert zeros.requires_grad

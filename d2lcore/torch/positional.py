@@ -8,6 +8,7 @@ from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
 from .checks import check_float
+from .layers import Dropout
 
 
 class PositionalEncoding(nn.Module):
@@ -19,7 +20,7 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.dropout = Dropout(check_dropout(dropout))
         # Not a weight, and not saved: it is rebuilt from the formula
         table = torch.from_numpy(sinusoid_table(max_len, num_hiddens))
         self.register_buffer("P", table, persistent=False)

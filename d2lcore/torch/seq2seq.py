@@ -83,11 +83,11 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         # is applied to the keys once, by fix_keys, not at every step
         attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, self._attention_weights = [], []
-        for t in range(embs.shape[1]):
+        for emb in embs.split(1, dim=1):  # emb: (batch, 1, embed), that of y_{t'-1}
             query = hidden[-1].unsqueeze(1)  # (batch, 1, h): s_{t'-1}, last layer
             context, weights = attend(query)  # c_{t'}: (batch, 1, h)
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
-            x = torch.cat((context, embs[:, t : t + 1]), dim=-1)
+            x = torch.cat((context, emb), dim=-1)
             out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)
             self._attention_weights.append(weights)

@@ -20,7 +20,7 @@ from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .checks import check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import LazyLayerNorm
+from .layers import Dropout, LazyLayerNorm
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -53,7 +53,7 @@ class AddNorm(nn.Module):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.dropout = Dropout(check_dropout(dropout))
         self.ln = LazyLayerNorm(LAYER_NORM_EPS)
 
     def forward(self, X, Y):
