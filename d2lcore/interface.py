@@ -507,7 +507,8 @@ class Decoder:
 
 
 class AttentionDecoder(Decoder):
-    """A decoder whose ``attention_weights`` property returns the attention weights of its last call."""
+    """A decoder whose ``attention_weights`` property returns the attention weights of its last call (None before
+    the first call)."""
 
     @property
     def attention_weights(self): ...

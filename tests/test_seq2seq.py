@@ -61,6 +61,7 @@ def test_shapes_of_the_syllabus_example(d2l, framework):
         decoder.initialize()
     X = indices(framework, np.zeros((4, 7)))
     state = decoder.init_state(evaluate(framework, encoder, X), None)
+    assert decoder.attention_weights is None  # before the first call, as every attention layer
     output, state = evaluate(framework, decoder, X, state)
     assert tuple(output.shape) == (4, 7, 10)
     assert len(state) == 3

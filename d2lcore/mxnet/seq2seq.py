@@ -100,7 +100,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     @property
     def attention_weights(self):
         """(batch, steps, src_steps): the attention weights of every step of the last
-        call."""
+        call; None before the first call."""
         return self._attention_weights
 
 

@@ -91,7 +91,9 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     @property
     def attention_weights(self):
         """(batch, steps, src_steps): the attention weights of every step of the last
-        call."""
+        call; None before the first call."""
+        if not self._attention_weights:  # no call yet
+            return None
         return tf.concat(self._attention_weights, axis=1)
 
 
