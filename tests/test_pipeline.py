@@ -501,3 +501,22 @@ def test_the_longest_notebooks_start_first(tmp_path, monkeypatch):
         (b, "pytorch"),
         (a, "pytorch"),
     ]
+
+
+def test_the_site_executes_every_framework_whatever_the_selection():
+    """`make html` (and `make standalone FRAMEWORK=mxnet`, which builds the site first) merges all three
+    frameworks' notebooks: a selection passed on to the execution left the other two unexecuted, and the
+    merge of a fresh clone failed."""
+    root = execute.ROOT
+    for target in ("html", "standalone"):
+        dry_run = subprocess.run(
+            ["make", "-n", "-W", "requirements.txt", target, "FRAMEWORK=mxnet", "SECTION=nadaraya"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        executions = [line for line in dry_run.splitlines() if "-m booktools notebooks" in line]
+        assert executions, f"make {target} executes no notebooks:\n{dry_run}"
+        for line in executions:
+            assert "--framework" not in line and "--section" not in line, line
