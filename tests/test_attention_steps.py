@@ -98,3 +98,62 @@ def test_decoder_steps_equal_plain_attention(framework, d2l, tensor):
         outs.append(to_numpy(decoder.dense(out)))
     np.testing.assert_allclose(to_numpy(logits), np.concatenate(outs, axis=1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(weights, np.concatenate(plain_weights, axis=1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("hybridized", [False, True], ids=["eager", "in-a-graph"])
+@pytest.mark.parametrize(
+    "valid_lens", [None, [2, 6, 4], [0, 9, 1]], ids=["none", "lengths", "zero-and-long"]
+)
+def test_mxnet_additive_step_equals_forward(valid_lens, hybridized):
+    """MXNet's one implementation of an attention step against fixed keys, prepare_keys then
+    AdditiveStep (fix_keys' attend and the Bahdanau decoder's graph both run it): the
+    context, the weights and the gradients of AdditiveAttention's forward, eagerly and traced
+    into a hybridized block's graph, as AttentionGRUSteps does."""
+    from mxnet import autograd
+    from mxnet import np as mnp
+    from mxnet.gluon import nn
+
+    from d2lcore import mxnet as d2l
+    from d2lcore.mxnet.attention import AdditiveStep, prepare_keys
+
+    class Steps(nn.HybridBlock):  # a parent that runs the step in its graph
+        def __init__(self, attention):
+            super().__init__()
+            self.attend = AdditiveStep(attention)
+
+        def hybrid_forward(self, F, query, keys, values, lens, ones):
+            return self.attend(query, keys, values, lens, ones)
+
+    layer = d2l.AdditiveAttention(num_hiddens=8, dropout=0)
+    layer.initialize()
+    keys, values = mnp.array(KEYS), mnp.array(VALUES)
+    lens = None if valid_lens is None else mnp.array(valid_lens, dtype="int32")
+    layer(mnp.array(QUERIES[0]), keys, values, lens)  # creates the weights
+    step = Steps(layer) if hybridized else AdditiveStep(layer)
+    if hybridized:
+        step.hybridize()
+
+    def forward(query):
+        return layer(query, keys, values, lens), layer.attention_weights
+
+    def attend(query):  # W_k's gradient flows through prepare_keys
+        projected, lengths, ones = prepare_keys(layer, keys, lens)
+        return step(query, projected, values, lengths, ones)
+
+    def run(call, query):  # (context, weights, the weights' gradients for context.sum())
+        with autograd.record():
+            context, weights = call(query)
+        context.backward()
+        grads = {n: p.grad().asnumpy().copy() for n, p in layer.collect_params().items()}
+        return context.asnumpy(), weights.asnumpy(), grads
+
+    for queries in QUERIES:
+        expected, got = run(forward, mnp.array(queries)), run(attend, mnp.array(queries))
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
+        for name, grad in expected[2].items():
+            np.testing.assert_allclose(got[2][name], grad, rtol=1e-4, atol=1e-6, err_msg=name)
+    assert got[1].shape == (3, 1, 6)
+    if valid_lens is not None:  # the masked keys get no weight; a length of 0, none at all
+        masked = np.arange(6)[None, :] >= np.array(valid_lens)[:, None]
+        assert (got[1][:, 0][masked] == 0).all()

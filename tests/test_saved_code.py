@@ -132,3 +132,18 @@ def test_mxnet_transformer_blocks_read_like_pytorch(block):
             lengths[frameworks_of(cell)[0]] = len(cell.source.splitlines())
     assert set(lengths) == {"mxnet", "pytorch", "tensorflow"}
     assert lengths["mxnet"] <= 1.3 * lengths["pytorch"], lengths
+
+
+def test_mxnet_bahdanau_loop_reads_like_the_equations():
+    """The MXNet Bahdanau tab calls one attention step per target step, as the PyTorch and TensorFlow tabs call
+    fix_keys' attend: MXNet's operators for that step (the column of ones, tanh, the softmax with lengths,
+    dropout) live once, in d2lcore/mxnet/attention.py (prepare_keys, AdditiveStep), not on the page."""
+    cells = [
+        cell.source
+        for cell in read_source(sources("bahdanau")[0]).cells
+        if cell.cell_type == "code" and "\nclass AttentionGRUSteps(" in "\n" + cell.source
+    ]
+    assert len(cells) == 1
+    assert "prepare_keys(" in cells[0] and "self.attend(query" in cells[0]
+    inline = ("batch_dot", "activation", "softmax", "use_length", "self.dropout", ".W_k(", ".W_q(")
+    assert [op for op in inline if op in cells[0]] == []

@@ -16,7 +16,7 @@ from d2lcore.checks import (
     check_steps,
 )
 
-from .attention import AdditiveAttention
+from .attention import AdditiveAttention, AdditiveStep, prepare_keys
 from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
@@ -82,15 +82,8 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         check_built_widths(self.attention, keys=enc_outputs)
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
-        # is applied to the keys once, here, not at every step
-        keys = self.attention.W_k(enc_outputs)  # (batch, src_steps, h)
-        # Each example's number of valid keys, (batch, 1): all of them if none is given
-        batch, src_steps = enc_outputs.shape[:2]
-        if enc_valid_lens is None:
-            lens = np.full((batch, 1), src_steps, dtype="int32", ctx=X.ctx)
-        else:  # (a length above src_steps means every key)
-            lens = np.minimum(enc_valid_lens.reshape(-1, 1), src_steps).astype("int32")
-        ones = np.ones((batch, src_steps, 1), ctx=X.ctx)  # see AttentionGRUSteps
+        # is applied to the keys once, by prepare_keys, not at every step
+        keys, lens, ones = prepare_keys(self.attention, enc_outputs, enc_valid_lens)
         outputs, hidden, self._attention_weights = self._steps(X.shape[1])(
             embs, hidden, keys, enc_outputs, lens, ones
         )
@@ -106,14 +99,13 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 
 class AttentionGRUSteps(nn.HybridBlock):
     """The steps of Seq2SeqAttentionDecoder, with its own layers: for each embedded token,
-    additive attention with the last GRU layer's state as query gives a context, and
-    [context, embedding] is the GRU's input.
+    one step of additive attention (AdditiveStep) with the last GRU layer's state as query
+    gives a context, and [context, embedding] is the GRU's input.
 
     embs (batch, steps, embed_size), hidden (num_layers, batch, h), keys (batch, src_steps,
-    h): W_k h_1..h_T, values (batch, src_steps, h), lens (batch, 1) int32 valid lengths,
-    ones (batch, src_steps, 1) ->
-    (outputs (batch, steps, h), hidden (num_layers, batch, h), weights (batch, steps,
-    src_steps)).
+    h), values (batch, src_steps, h), lens (batch, 1), ones (batch, src_steps, 1) (keys,
+    lens and ones: prepare_keys' arrays) -> (outputs (batch, steps, h), hidden (num_layers,
+    batch, h), weights (batch, steps, src_steps)).
 
     Hybridized: the loop of hybrid_forward runs once, when MXNet traces it into a graph
     (hence one instance per number of steps); every call then runs the whole graph,
@@ -121,8 +113,7 @@ class AttentionGRUSteps(nn.HybridBlock):
 
     def __init__(self, attention, rnn, steps):
         super().__init__()
-        self.W_q, self.w_v = attention.W_q, attention.w_v  # the decoder's layers
-        self.dropout, self.rnn, self.steps = attention.dropout, rnn, steps
+        self.attend, self.rnn, self.steps = AdditiveStep(attention), rnn, steps
         # Not hybridize(static_alloc=True): with it, MXNet 1.9.1 gets the gradient of
         # the GRU's weights wrong when the graph calls the GRU more than once
         self.hybridize()
@@ -131,22 +122,12 @@ class AttentionGRUSteps(nn.HybridBlock):
         tokens = F.np.split(embs, self.steps, axis=1) if self.steps > 1 else [embs]
         outputs, weights = [], []
         for emb in tokens:  # emb: (batch, 1, embed_size), the embedding of y_{t'-1}
-            # The query s_{t'-1}: the last layer's state, (1, batch, h) -> (batch, 1, h)
+            # The query s_{t'-1}: the last layer's state, (batch, 1, h)
             query = F.np.swapaxes(hidden[-1:], 0, 1)
-            # W_q s is added to every key W_k h_t through a batched product with a column
-            # of ones, (batch, src_steps, 1) x (batch, 1, h): the sums of broadcasting,
-            # whose gradient MXNet computes slowly
-            query = F.npx.batch_dot(ones, self.W_q(query))  # (batch, src_steps, h)
-            # a(s, h_t) = w_v^T tanh(W_q s + W_k h_t): (batch, src_steps, 1) (MXNet's
-            # activation operator computes tanh several times faster than np.tanh)
-            features = F.npx.activation(query + keys, act_type="tanh")
-            scores = F.np.swapaxes(self.w_v(features), 1, 2)  # (batch, 1, src_steps)
-            # Softmax over the first lens[b] keys; the others get 0
-            alpha = F.npx.softmax(scores, lens, axis=-1, use_length=True)
-            # The context c_{t'}: (batch, 1, h)
-            context = F.npx.batch_dot(self.dropout(alpha), values)
+            context, alpha = self.attend(query, keys, values, lens, ones)  # c_{t'}
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
-            out, hidden = self.rnn(F.np.concatenate((context, emb), axis=-1), hidden)
+            x = F.np.concatenate((context, emb), axis=-1)
+            out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)
             weights.append(alpha)
         cat = F.np.concatenate
