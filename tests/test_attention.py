@@ -205,17 +205,31 @@ def test_tensorflow_masked_softmax_inside_tf_function():
 
 def test_pytorch_softmax_of_many_short_rows():
     """PyTorch computes the softmax of 256 rows or more of fewer than 16 keys itself (see
-    d2lcore.torch.attention.row_softmax): the numbers of the definition, exact zeros and zero
-    gradient for the masked keys, rows of zeros for a length of 0, no overflow."""
+    d2lcore.torch.layers.row_softmax): the numbers of the definition and of its gradient, exact
+    zeros and zero gradient for the masked keys, rows of zeros for a length of 0, no overflow."""
     torch = pytest.importorskip("torch")
     from d2lcore.torch import attention
+    from d2lcore.torch.layers import row_softmax, short_rows
 
     rng = np.random.default_rng(1)
     scores = rng.normal(scale=30.0, size=(64, 10, 10)).astype(np.float32)  # 640 rows
     X = torch.tensor(scores, requires_grad=True)
-    assert attention.short_rows(X) and not attention.short_rows(X[:8])
-    expected = torch.softmax(torch.tensor(scores, dtype=torch.float64), dim=-1)
-    assert np.allclose(attention.row_softmax(X).detach().numpy(), expected.numpy(), atol=1e-6)
+    assert short_rows(X) and not short_rows(X[:8])
+    exact = torch.tensor(scores, dtype=torch.float64, requires_grad=True)
+    expected = torch.softmax(exact, dim=-1)
+    weights = row_softmax(X)
+    assert np.allclose(weights.detach().numpy(), expected.detach().numpy(), atol=1e-6)
+    # The gradient written out by hand is the softmax's (weights above exp(-30) of the row's
+    # largest; scores of scale 1 keep every entry there)
+    G = rng.normal(size=scores.shape)
+    (grad,) = torch.autograd.grad(weights, X, torch.tensor(G, dtype=torch.float32))
+    (want,) = torch.autograd.grad(expected, exact, torch.tensor(G))
+    clamped = scores - scores.max(axis=-1, keepdims=True) < -30.0
+    assert (grad.numpy()[clamped] == 0).all()
+    assert np.allclose(grad.numpy()[~clamped], want.numpy()[~clamped], atol=1e-5)
+    small = torch.tensor(rng.normal(size=(32, 3, 10)), requires_grad=True)  # 96 rows, float64
+    assert short_rows(torch.zeros(32, 8, 10)) and not short_rows(small)
+    assert torch.autograd.gradcheck(row_softmax, (small.repeat(3, 1, 1),))
     for shape, empty in [(64, False), (64, True), ((64, 10), False), ((64, 10), True)]:
         lens = rng.integers(1, 12, size=shape)
         if empty:

@@ -17,29 +17,7 @@ from d2lcore.checks import (
 )
 
 from .checks import check_float, check_valid_lens
-from .layers import Dropout
-
-
-def short_rows(X):
-    """Whether ``row_softmax`` takes its own path for X: a CPU tensor of 256 rows or more
-    (the last axis), each shorter than 16 entries, a vector's width."""
-    n = X.shape[-1]
-    return X.device.type == "cpu" and n < 16 and X.numel() >= 256 * n
-
-
-def row_softmax(X):
-    """torch.softmax(X, dim=-1), up to rounding. PyTorch's CPU kernel is slow for short
-    rows (3x slower than this for 2,560 rows of 10 keys), and the CPU is slow on numbers
-    near float32's underflow (below about 1e-38), such as exp() of a masked score. For
-    short_rows(X), this is exp(max(X - m, -30)) / sum: m, each row's maximum, keeps exp()
-    from overflowing and the softmax does not depend on it, so no gradient flows through
-    it (detach); the clamp keeps the numbers away from underflow: a weight below
-    exp(-30) ~ 1e-13 (the largest is at least 1/16) becomes about 1e-13, and a masked
-    score's too, so the layers below multiply such weights by the mask."""
-    if short_rows(X):
-        E = torch.exp((X - X.amax(dim=-1, keepdim=True).detach()).clamp(min=-30.0))
-        return E / E.sum(dim=-1, keepdim=True)
-    return torch.softmax(X, dim=-1)
+from .layers import Dropout, row_softmax, short_rows
 
 
 def masked_softmax(X, valid_lens):
