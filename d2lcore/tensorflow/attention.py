@@ -17,6 +17,7 @@ from d2lcore.checks import (
 )
 
 from .checks import check_float, check_valid_lens
+from .layers import Dropout
 
 
 def masked_softmax(X, valid_lens):
@@ -44,8 +45,10 @@ def softmax_with_lengths(X, valid_lens):
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
     keys = tf.range(tf.shape(X)[-1], dtype=X.dtype)
     mask = keys < tf.cast(lens, X.dtype)[..., None]  # (batch, queries or 1, keys)
-    # The lowest float makes exp() of a masked score 0 (a masked NaN included)
-    weights = tf.nn.softmax(tf.where(mask, X, X.dtype.min), axis=-1)
+    # The lowest float added to a masked score makes its exp() 0. The small bias broadcasts
+    # over X, and the gradient w.r.t. X passes through the addition unchanged
+    bias = tf.where(mask, tf.constant(0, X.dtype), X.dtype.min)
+    weights = tf.nn.softmax(X + bias, axis=-1)
     # A row with no valid key (uniform after softmax) -> zeros; tf.cond decides on the
     # device, and spares the multiplication when no length is 0
     return tf.cond(
@@ -66,7 +69,7 @@ class AdditiveAttention(keras.layers.Layer):
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=False)
         self.W_k = keras.layers.Dense(num_hiddens, use_bias=False)
         self.w_v = keras.layers.Dense(1, use_bias=False)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.attention_weights = None
 
     def call(self, queries, keys, values, valid_lens=None, training=None):
@@ -134,7 +137,7 @@ class DotProductAttention(keras.layers.Layer):
     def __init__(self, dropout):
         super().__init__()
         check_dropout(dropout)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.attention_weights = None
         self.built = True  # no weights to create: ready before its first call
 

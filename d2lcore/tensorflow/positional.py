@@ -1,14 +1,13 @@
 """Sinusoidal positional encoding in TensorFlow (section 7). Vaswani et al., 2017,
 "Attention is all you need"."""
 
-import keras
 import tensorflow as tf
 
 from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
 from .checks import check_float, marked
-from .layers import Layer
+from .layers import Dropout, Layer
 
 
 class PositionalEncoding(Layer):
@@ -20,7 +19,7 @@ class PositionalEncoding(Layer):
         super().__init__()
         self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = keras.layers.Dropout(check_dropout(dropout))
+        self.dropout = Dropout(check_dropout(dropout))
         self.P = tf.constant(sinusoid_table(max_len, num_hiddens))
 
     def call(self, X, offset=0, training=None):

@@ -20,7 +20,7 @@ from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
 from .checks import check_float, check_token_ids, marked
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import Layer, size
+from .layers import Dropout, Layer, LayerNormalization, size
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -53,8 +53,8 @@ class AddNorm(keras.layers.Layer):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = keras.layers.Dropout(check_dropout(dropout))
-        self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
+        self.dropout = Dropout(check_dropout(dropout))
+        self.ln = LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, Y, training=None):
         check_float(X=X, Y=Y)
