@@ -273,3 +273,42 @@ def test_pytorch_dropout_from_uniform_numbers():
     zeros = Dropout(1.0)(X)
     assert torch.equal(zeros, torch.zeros_like(X))
     assert zeros.requires_grad
+
+
+def test_tensorflow_dropout_is_keras_dropout_by_a_multiplication():
+    """d2lcore's TensorFlow Dropout (see d2lcore.tensorflow.layers.Dropout): the outputs of
+    keras.layers.Dropout for the same seed, bit for bit, with the gradient of the product
+    (kept entries 1 / (1 - rate), dropped 0); the identity in inference and for rate 0;
+    zeros for rate 1; the same inside tf.function."""
+    keras = pytest.importorskip("keras")
+    tf = pytest.importorskip("tensorflow")
+    import d2lcore.tensorflow as d2l
+    from d2lcore.tensorflow.layers import Dropout
+
+    X = tf.random.stateless_uniform((200, 500), (1, 2)) + 1.0  # no entry is 0
+    for compiled in (False, True):
+        d2l.set_seed(3)
+        ours = Dropout(0.3)
+        d2l.set_seed(3)
+        theirs = keras.layers.Dropout(0.3)
+
+        def run(layer, X):
+            with tf.GradientTape() as tape:
+                tape.watch(X)
+                Y = layer(X, training=True)
+                total = tf.reduce_sum(Y)
+            return Y, tape.gradient(total, X)
+
+        if compiled:
+            run = tf.function(run)
+        Y, grad = run(ours, X)
+        Y_keras, grad_keras = run(theirs, X)
+        np.testing.assert_array_equal(Y.numpy(), Y_keras.numpy())
+        np.testing.assert_array_equal(grad.numpy(), grad_keras.numpy())
+        kept = Y.numpy() != 0
+        assert abs(kept.mean() - 0.7) < 0.01  # 100,000 entries
+        np.testing.assert_allclose(grad.numpy(), kept / 0.7, rtol=1e-6)
+        assert not np.array_equal(run(ours, X)[0].numpy(), Y.numpy())  # a new mask per call
+    assert ours(X) is X and ours(X, training=False) is X
+    assert Dropout(0.0)(X, training=True) is X
+    np.testing.assert_array_equal(Dropout(1.0)(X, training=True).numpy(), 0)

@@ -1,7 +1,8 @@
 """What the Keras layers of d2lcore share (TensorFlow, Keras 3): the base class :class:`Layer`,
 whose sublayers create their weights on their first call, a size helper for traced graphs,
-and every use of Keras' private attributes in d2lcore (so that a new Keras version needs
-changes here only)."""
+Keras's Dropout and LayerNormalization computed in fewer operations (the same functions; the
+pages do not teach them), and every use of Keras' private attributes in d2lcore (so that a
+new Keras version needs changes here only)."""
 
 import keras
 import tensorflow as tf
