@@ -104,9 +104,9 @@ class ClippedAdam:
 
 
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
-    """A compiled training step for batches shaped like ``batch``. The batch size is left
-    open (None) so that a smaller last batch reuses the same graph instead of tracing
-    anew."""
+    """A compiled training step for batches shaped like ``batch``, traced here. The batch
+    size is left open (None) so that a smaller last batch reuses the same graph instead of
+    tracing anew."""
     signature = [tf.TensorSpec((None, *a.shape[1:]), a.dtype) for a in batch]
 
     @tf.function(input_signature=signature)
@@ -123,7 +123,9 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
         optimizer.apply(tape.gradient(per_token, net.trainable_variables))
         return loss, tokens
 
-    return train_step
+    # The traced graph itself: calling it skips tf.function's matching of the arguments
+    # with the signature (a fraction of a millisecond per step on a CPU)
+    return train_step.get_concrete_function()
 
 
 def _check_batch(net, batch):
