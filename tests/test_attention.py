@@ -219,8 +219,7 @@ def test_pytorch_softmax_of_many_short_rows():
     expected = torch.softmax(exact, dim=-1)
     weights = row_softmax(X)
     assert np.allclose(weights.detach().numpy(), expected.detach().numpy(), atol=1e-6)
-    # The gradient written out by hand is the softmax's (weights above exp(-30) of the row's
-    # largest; scores of scale 1 keep every entry there)
+    # The gradient is the softmax's where the clamp does not hold, 0 where it does
     G = rng.normal(size=scores.shape)
     (grad,) = torch.autograd.grad(weights, X, torch.tensor(G, dtype=torch.float32))
     (want,) = torch.autograd.grad(expected, exact, torch.tensor(G))

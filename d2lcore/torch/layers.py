@@ -5,7 +5,6 @@ book's attention scores."""
 
 import torch
 from torch import nn
-from torch.autograd.function import once_differentiable
 from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedParameter
 
@@ -67,36 +66,13 @@ def row_softmax(X):
 
     PyTorch's CPU kernel is slow for short rows (3x slower than this for 2,560 rows of 10
     keys), and the CPU is slow on numbers near float32's underflow (below about 1e-38),
-    such as exp() of a masked score. For short_rows(X), this is exp(max(X - m, -30)) / sum,
-    with the gradient written out (_ShortRowSoftmax): m, each row's maximum, keeps exp()
-    from overflowing, and the softmax does not depend on it; the clamp keeps the numbers
-    away from underflow: a weight below exp(-30) ~ 1e-13 (the largest is at least 1/16)
-    becomes about 1e-13, and a masked score's too, so the layers below multiply such
-    weights by the mask; as through a clamp, no gradient reaches those scores."""
+    such as exp() of a masked score. For short_rows(X), this is exp(max(X - m, -30)) / sum:
+    m, each row's maximum, keeps exp() from overflowing and the softmax does not depend on
+    it, so no gradient flows through it (detach); the clamp keeps the numbers away from
+    underflow: a weight below exp(-30) ~ 1e-13 (the largest is at least 1/16) becomes
+    about 1e-13, and a masked score's too, so the layers below multiply such weights by
+    the mask."""
     if short_rows(X):
-        return _ShortRowSoftmax.apply(X)
+        E = torch.exp((X - X.amax(dim=-1, keepdim=True).detach()).clamp(min=-30.0))
+        return E / E.sum(dim=-1, keepdim=True)
     return torch.softmax(X, dim=-1)
-
-
-class _ShortRowSoftmax(torch.autograd.Function):
-    """row_softmax's own path as one autograd operation. For Y = softmax(X) and the
-    gradient G w.r.t. Y, the gradient w.r.t. X is Y * (G - sum_k G_k Y_k) along each row
-    (the softmax's Jacobian is diag(Y) - Y Y^T), and 0 where the clamp held: five
-    operations backwards, where autograd would run those of the division and of the
-    exponential; forward and backward take about a third less time for rows of 10."""
-
-    @staticmethod
-    def forward(ctx, X):
-        Z = X - X.amax(dim=-1, keepdim=True)
-        free = Z >= -30.0  # where the clamp leaves Z as it is
-        E = Z.clamp_(min=-30.0).exp_()
-        Y = E.div_(E.sum(dim=-1, keepdim=True))
-        ctx.save_for_backward(Y, free)
-        return Y
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, G):
-        Y, free = ctx.saved_tensors
-        GY = G * Y
-        return GY.sub_(Y * GY.sum(dim=-1, keepdim=True)).mul_(free)
