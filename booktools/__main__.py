@@ -1,5 +1,5 @@
-"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,standalone,config}: see
---help."""
+"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,standalone,
+checked-notebooks,config}: see --help."""
 
 import argparse
 import json
@@ -39,6 +39,14 @@ def main(argv=None):
         check.add_argument(
             "--framework", choices=FRAMEWORKS, action="append", help="default: all three"
         )
+        if name == "nbval":
+            check.add_argument(
+                "--cpu",
+                choices=("restricted", "native"),
+                default="restricted",
+                help="the kernels' CPU: an imitated AVX2 machine without AVX-512 (default) or this machine's"
+                " own (booktools/cpus.py)",
+            )
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
     html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
     sub.add_parser("timings", help="print the recorded execution time of each notebook")
@@ -62,6 +70,14 @@ def main(argv=None):
         "--python", default=sys.executable, help="the Python that makes the environments"
     )
     alone.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    chk = sub.add_parser(
+        "checked-notebooks",
+        help="the site's notebooks of one framework with the recorded outputs in their checked cells, for"
+        " `pytest --nbval-lax --nbval-current-env <out>/<framework>` anywhere (booktools/checked.py)",
+    )
+    chk.add_argument("--framework", choices=FRAMEWORKS, required=True)
+    chk.add_argument("--out", required=True, help="the folder to write <framework>/... into")
+    chk.add_argument("--html", help="the built site (default: _build/html)")
     conf = sub.add_parser(
         "config", help="print a value of _config.yml's sphinx.config (for the workflows)"
     )
@@ -91,11 +107,11 @@ def main(argv=None):
         if args.command == "nbval":
             from booktools.validate import run_nbval
 
-            sys.exit(run_nbval(found, frameworks))
+            sys.exit(run_nbval(found, frameworks, cpu=args.cpu))
         from booktools.execute import ExecutionFailed, execute_all, record_expected
 
         try:
-            execute_all(found, frameworks)
+            execute_all(found, frameworks, native=True)
         except ExecutionFailed as err:
             sys.exit(str(err))
         record_expected(found, frameworks)
@@ -109,6 +125,16 @@ def main(argv=None):
 
         for source in sources():
             print(f"{rel(source)}: {sync(source)} cell(s) updated")
+    elif args.command == "checked-notebooks":
+        from booktools.checked import NotCheckable, write_checked
+        from booktools.paths import HTML
+
+        try:
+            written = write_checked(args.framework, args.out, args.html or HTML)
+        except NotCheckable as err:
+            raise SystemExit(str(err)) from None
+        checked = sum(n for _, n in written)
+        print(f"{len(written)} notebooks, {checked} checked cells, in {args.out}/{args.framework}")
     elif args.command == "standalone":
         from booktools.standalone import StandaloneFailed, run_framework, summary
 

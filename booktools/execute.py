@@ -89,14 +89,17 @@ def cache_key(nb, framework, env_hash):
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _cached(path, key):
+def _cached(path, key, native=False):
+    """Whether the notebook at ``path`` was executed under ``key`` (and, with ``native``, on the native CPU:
+    ``make nbval`` runs on an imitated one, booktools/cpus.py)."""
     if not path.exists():
         return False
     try:
         old = nbformat.read(path, as_version=4)
     except Exception:  # a damaged file is executed again
         return False
-    return old.metadata.get("d2l", {}).get("cache_key") == key
+    d2l = old.metadata.get("d2l", {})
+    return d2l.get("cache_key") == key and (not native or d2l.get("cpu", "native") == "native")
 
 
 def _failed_cell(nb):
@@ -107,12 +110,13 @@ def _failed_cell(nb):
     return None, None
 
 
-def execute_one(source, framework, env_hash, force=False, timeout=1800):
-    """Split and execute one notebook unless cached; return (path, seconds or None if cached)."""
+def execute_one(source, framework, env_hash, force=False, timeout=1800, native=False):
+    """Split and execute one notebook unless cached (with ``native``: cached from a run on the native CPU);
+    return (path, seconds or None if cached)."""
     nb = split(source, framework)
     key = cache_key(nb, framework, env_hash)
     path = notebook_path(source, framework)
-    if not force and _cached(path, key):
+    if not force and _cached(path, key, native):
         return path, None
     path.parent.mkdir(parents=True, exist_ok=True)
     client = NotebookClient(
@@ -150,9 +154,10 @@ def execute_one(source, framework, env_hash, force=False, timeout=1800):
     return path, seconds
 
 
-def execute_all(sources, frameworks, force=False, jobs=None):
+def execute_all(sources, frameworks, force=False, jobs=None, native=False):
     """Execute every (source, framework) notebook, ``jobs`` at once (default: ``default_jobs()``), longest
-    first, printing progress; record the times in _build/timings.json."""
+    first, printing progress; record the times in _build/timings.json. ``native``: execute again the notebooks
+    that ran on an imitated CPU (to record expected outputs on this machine's own)."""
     install_kernels()  # cheap, and keeps the kernels in step with booktools/kernels.py
     env_hash = environment_hash()
     work = longest_first([(s, fw) for fw in frameworks for s in sources])
@@ -179,10 +184,18 @@ def execute_all(sources, frameworks, force=False, jobs=None):
     if jobs <= 1:
         for n, (source, fw) in enumerate(work, 1):
             print(f"[{n}/{total}] {fw:<10} {rel(source)} ...", flush=True)
-            finish(n, source, fw, lambda s=source, f=fw: execute_one(s, f, env_hash, force))
+            finish(
+                n,
+                source,
+                fw,
+                lambda s=source, f=fw: execute_one(s, f, env_hash, force, native=native),
+            )
     else:
         with ProcessPoolExecutor(jobs) as pool:
-            futures = {pool.submit(execute_one, s, fw, env_hash, force): (s, fw) for s, fw in work}
+            futures = {
+                pool.submit(execute_one, s, fw, env_hash, force, native=native): (s, fw)
+                for s, fw in work
+            }
             for n, future in enumerate(as_completed(futures), 1):
                 finish(n, *futures[future], future.result)
     TIMINGS.parent.mkdir(parents=True, exist_ok=True)

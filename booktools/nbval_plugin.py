@@ -13,6 +13,7 @@ records new expected outputs after an intended change.
 """
 
 import copy
+import os
 import time
 from pathlib import Path
 
@@ -100,6 +101,9 @@ class Recorder:
         target = d2l.pop("target")
         self.nb.metadata["kernelspec"] = d2l.pop("kernelspec")
         d2l["seconds"] = round(time.perf_counter() - self.start, 1)
+        d2l["cpu"] = os.environ.get(
+            "D2L_CPU", "native"
+        )  # booktools.cpus: the settings it ran under
         target = Path(target)
         # the prose's record roles become this run's values, as the build's executor does (booktools.quotes);
         # a missing record raises QuoteError, which fails the nbval run

@@ -10,20 +10,28 @@
    "Open in Colab" links to the same notebooks as published on the branch ``d2l_notebooks_branch`` of that GitHub
    repository. One Colab link per framework; ``d2l.js`` shows the one of the framework selected in the page's
    tabs. The merged notebook, which cannot run, is never offered.
-3. The ``record-table`` directive (:mod:`booktools.comparison`).
+3. Where d2lcore is installed from: until it is on PyPI (``d2l_install_from: site``), the build puts the wheel
+   (``_build/dist``, made by ``make dist``) next to the notebook zips, and the setup cell of every notebook the
+   site offers installs it from there, ``<site>/notebooks/d2lcore-<version>-py3-none-any.whl``. The site's address
+   is ``d2l_site_url``, else the environment variable ``D2L_SITE_URL``, else the GitHub Pages address of
+   ``d2l_repository``; with none of them the setup cell names PyPI. ``d2l_install_from: pypi`` names PyPI always.
+4. The ``record-table`` directive (:mod:`booktools.comparison`).
 """
 
+import os
 import re
 import shutil
 import zipfile
 from pathlib import Path
 
+import nbformat
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component
 
 from booktools import comparison
 from booktools.paths import LABELS
+from booktools.split import SETUP_TAG, WHEEL, setup_source
 from d2lcore.frameworks import FRAMEWORKS
 
 SYNC_GROUP = "framework"
@@ -143,11 +151,56 @@ class NotebookDownloads(SphinxTransform):
         section.insert(title_index + 1, nodes.raw("", html, format="html"))
 
 
+def site_url(config):
+    """The address the site is published at, ending in "/", or "" where none is known (see the module's
+    docstring)."""
+    url = config.d2l_site_url or os.environ.get("D2L_SITE_URL", "")
+    if not url and config.d2l_repository:
+        owner, name = config.d2l_repository.split("/")
+        owner = owner.lower()
+        url = f"https://{owner}.github.io/" + (
+            "" if name.lower() == f"{owner}.github.io" else f"{name}/"
+        )
+    return url if not url or url.endswith("/") else url + "/"
+
+
+def wheel_url(config):
+    """The URL the notebooks' setup cells install d2lcore from, or None where they name PyPI."""
+    if config.d2l_install_from not in ("site", "pypi"):
+        raise ValueError(
+            f"d2l_install_from in _config.yml must be 'site' or 'pypi'; got {config.d2l_install_from!r}"
+        )
+    url = site_url(config)
+    return f"{url}notebooks/{WHEEL}" if config.d2l_install_from == "site" and url else None
+
+
+def _published(src, framework, url):
+    """The bytes of the notebook ``src`` as the site offers it: its setup cell names ``url`` (if any)."""
+    if url is None:
+        return src.read_bytes()
+    nb = nbformat.read(src, as_version=4)
+    setup = nb.cells[0]
+    if SETUP_TAG not in setup.metadata.get("tags", []):
+        raise ValueError(f"{src} does not start with the setup cell")
+    setup.source = setup_source(framework, url)
+    return (nbformat.writes(nb) + "\n").encode("utf-8")
+
+
 def copy_notebooks(app, exception):
     """Copy the per-framework notebooks of the built pages next to the HTML, and put each framework's
-    notebooks into one zip file, notebooks/<framework>.zip."""
+    notebooks into one zip file, notebooks/<framework>.zip; with ``d2l_install_from: site``, the wheel too."""
     if exception is not None or app.builder.format != "html":
         return
+    url = wheel_url(app.config)
+    if url is not None:
+        wheel = Path(app.srcdir, app.config.d2l_dist_dir, WHEEL).resolve()
+        if not wheel.is_file():
+            raise FileNotFoundError(
+                f"the notebooks install d2lcore from the site ({url}), but {wheel} is missing: run `make dist`"
+            )
+        dest = Path(app.outdir, "notebooks", WHEEL)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(wheel, dest)
     for fw in FRAMEWORKS:
         copied = []
         for docname in sorted(app.env.found_docs):
@@ -155,21 +208,22 @@ def copy_notebooks(app, exception):
             if src.is_file():
                 dest = Path(app.outdir, "notebooks", fw, docname + ".ipynb")
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dest)
-                copied.append((docname, src))
+                data = _published(src, fw, url)
+                dest.write_bytes(data)
+                copied.append((docname, data))
         if copied:
             _write_zip(Path(app.outdir, "notebooks", f"{fw}.zip"), fw, copied)
 
 
 def _write_zip(path, framework, notebooks):
-    """A zip of (docname, file) pairs under <framework>/, with fixed timestamps so equal content gives
+    """A zip of (docname, bytes) pairs under <framework>/, with fixed timestamps so equal content gives
     an equal file; written to a temporary name first, then renamed."""
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for docname, src in notebooks:
+        for docname, data in notebooks:
             info = zipfile.ZipInfo(f"{framework}/{docname}.ipynb", date_time=(2026, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, src.read_bytes())
+            zf.writestr(info, data)
     tmp.replace(path)
 
 
@@ -185,6 +239,9 @@ def setup(app):
     app.add_config_value("d2l_notebooks_dir", "../notebooks", "env")
     app.add_config_value("d2l_repository", "", "env")
     app.add_config_value("d2l_notebooks_branch", "notebooks", "env")
+    app.add_config_value("d2l_install_from", "site", "env")
+    app.add_config_value("d2l_site_url", "", "env")
+    app.add_config_value("d2l_dist_dir", "../dist", "env")
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
     app.connect("build-finished", copy_notebooks)

@@ -48,11 +48,31 @@ if importlib.util.find_spec("d2lcore") is None:
 """
 
 
+WHEEL = f"d2lcore-{__version__}-py3-none-any.whl"
+"""The file name of this version's wheel: ``make dist`` builds it, and the site offers it next to the notebook
+zips (``notebooks/<wheel>``) until d2lcore is published on PyPI."""
+
+
+def requirement(framework, wheel_url=None):
+    """What ``framework``'s notebooks install: d2lcore with the framework's extra, from PyPI (this version), or
+    from ``wheel_url``, the wheel on the book's site."""
+    extra = REGISTRY[framework].extra
+    if wheel_url:
+        return f"d2lcore[{extra}] @ {wheel_url}"
+    return f"d2lcore[{extra}]=={__version__}"
+
+
+def setup_source(framework, wheel_url=None):
+    """The code of the setup cell (see :func:`requirement` for ``wheel_url``)."""
+    label = REGISTRY[framework].label
+    return SETUP.format(label=label, requirement=requirement(framework, wheel_url))
+
+
 def setup_cell(framework):
-    """The first cell of ``framework``'s notebooks: what to install, and installing it where it is missing."""
-    fw = REGISTRY[framework]
-    requirement = f"d2lcore[{fw.extra}]=={__version__}"
-    cell = nbformat.v4.new_code_cell(SETUP.format(label=fw.label, requirement=requirement))
+    """The first cell of ``framework``'s notebooks: what to install, and installing it where it is missing. The
+    book's build installs nothing (d2lcore is there); the site's copies name where d2lcore is published
+    (booktools.sphinx_ext)."""
+    cell = nbformat.v4.new_code_cell(setup_source(framework))
     cell.id = "setup"
     cell.metadata = {"tags": [SETUP_TAG]}
     return cell

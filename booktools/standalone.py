@@ -1,34 +1,45 @@
 """Run the notebooks a reader downloads, the way a reader runs them: far from the repository, in a fresh virtual
-environment that has only the built wheel, one framework and Jupyter.
+environment that has only the built wheel, one framework and Jupyter; and check their checked cells there.
 
 For each framework, in a new temporary folder outside the clone:
 
-1. ``python -m venv``, then ``pip install`` the framework (at the tested version) and Jupyter's kernel and
-   nbclient from the package registry;
+1. ``python -m venv``, then ``pip install`` the framework (at the tested version), Jupyter's kernel and nbval from
+   the package registry (NumPy comes at the newest version the framework allows: 2.x for PyTorch and
+   TensorFlow, 1.26 for MXNet);
 2. in the ``reader`` mode also the built wheel with the framework's extra (``d2lcore[torch]``): the reader who
    followed "Running the Notebooks". In the ``cloud`` mode d2lcore is not installed: the notebook's setup cell must
-   install it, as on a fresh Colab runtime (pip finds the built wheel through ``PIP_FIND_LINKS``, since it is not
-   published yet);
-3. the framework's notebooks are taken from the built site's zip (``_build/html/notebooks/<framework>.zip``, the
-   files the pages link) and executed top to bottom in the notebooks' own kernel (``python3``). Wherever d2lcore is
-   already installed, pip is pointed at nothing (``PIP_NO_INDEX``), so a setup cell that tried to reinstall it
-   would fail the run.
+   install it, as on a fresh Colab runtime, from where the site's notebooks say it is published: until the release
+   on PyPI, the wheel on the site itself, which this check serves on 127.0.0.1 (the site's address in the setup
+   cell is replaced by the local server's; the path on the site is kept);
+3. the framework's notebooks are taken from the built site's zip, with the outputs the book records for their
+   checked cells (booktools/checked.py), and each is run by ``pytest --nbval-lax --nbval-current-env`` in the
+   fresh environment: every cell must run, and every checked cell must print what the book recorded. Wherever
+   d2lcore is already installed, pip is pointed at nothing (``PIP_NO_INDEX``), so a setup cell that tried to
+   reinstall it would fail the run.
 
-Nothing is fetched but packages from the registry. The results (notebooks, seconds, Python, NumPy and framework
-versions) are printed and written to ``_build/standalone/<framework>-<mode>-py<version>.json``.
+Nothing is fetched but packages from the registry. The results (notebooks, seconds, checked cells, Python, NumPy
+and framework versions) are printed and written to ``_build/standalone/<framework>-<mode>-py<version>.json``.
 """
 
+import contextlib
+import functools
+import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
-import zipfile
+import threading
+import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from booktools.checked import NotCheckable, write_checked
 from booktools.paths import BUILD, HTML, ROOT
+from booktools.split import WHEEL
 from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
@@ -49,44 +60,9 @@ def tested_pin(framework):
     )
 
 
-JUPYTER = ["ipykernel>=6.29", "nbclient>=0.10", "nbformat>=5.10"]
-
-# Executed by the fresh environment's Python: nbclient runs each notebook in the kernel its metadata names.
-RUNNER = textwrap.dedent(
-    """\
-    import json
-    import os
-    import sys
-    import time
-    from pathlib import Path
-
-    import nbformat
-    from nbclient import NotebookClient
-
-    out, (env_first, env_rest) = Path(sys.argv[1]), json.loads(sys.argv[2])
-    shell = dict(os.environ)
-    results = []
-    for i, name in enumerate(sys.argv[3:]):
-        path = Path(name)
-        nb = nbformat.read(path, as_version=4)
-        os.environ.clear()  # the kernel inherits this process's environment
-        os.environ.update(shell, **(env_first if i == 0 else env_rest))
-        client = NotebookClient(nb, timeout=1800, resources={"metadata": {"path": str(path.parent)}})
-        start = time.perf_counter()
-        try:
-            client.execute()
-            error = None
-        except Exception as err:  # the failing cell and its traceback, shortened
-            error = str(err)[-4000:]
-        seconds = round(time.perf_counter() - start, 1)
-        kernel = nb.metadata.kernelspec.name
-        results.append({"notebook": name, "seconds": seconds, "kernel": kernel, "error": error})
-        print(f"  {'FAILED' if error else 'ok':<6} {seconds:7.1f} s  {name}", flush=True)
-        if error:
-            break
-    out.write_text(json.dumps(results))
-    """
-)
+# Jupyter's kernel and the check, at the versions requirements.txt allows
+JUPYTER = ["ipykernel>=6.29", "nbval>=0.11,<0.12", "pytest>=8,<10"]
+NBVAL = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env"]
 
 # Executed by the fresh environment's Python: the versions it ran with (argv: distribution names).
 VERSIONS = textwrap.dedent(
@@ -120,27 +96,8 @@ def wheel():
     return path
 
 
-def notebooks_from_site(framework, folder):
-    """Unpack the site's zip of ``framework``'s notebooks into ``folder``; return them in book order."""
-    archive = HTML / "notebooks" / f"{framework}.zip"
-    if not archive.is_file():
-        raise StandaloneFailed(f"{archive} is missing: run `make html` first")
-    with zipfile.ZipFile(archive) as zf:
-        zf.extractall(folder)
-        names = zf.namelist()
-    from booktools.paths import toc_files
-
-    order = {name: i for i, name in enumerate(toc_files())}
-
-    def position(name):
-        docname = Path(name).relative_to(framework).with_suffix("").as_posix()
-        return order.get(docname, len(order))
-
-    return [folder / name for name in sorted(names, key=position)]
-
-
 def _run(cmd, **kwargs):
-    names = {RUNNER: "<the notebook runner>", VERSIONS: "<the version report>"}
+    names = {VERSIONS: "<the version report>"}
     shown = [names.get(c, str(c)) for c in cmd]
     print("$", " ".join(shown), flush=True)
     result = subprocess.run([str(c) for c in cmd], **kwargs)
@@ -163,8 +120,92 @@ def clean_env(**extra):
     return env
 
 
+@contextlib.contextmanager
+def serve_site(html=HTML):
+    """Serve the built site on 127.0.0.1 (a free port) while the block runs; yield its address, ending in "/"."""
+    handler = functools.partial(_QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+SITE_WHEEL = re.compile(r"@ (\S+?/)(notebooks/" + re.escape(WHEEL) + r")\b")
+
+
+def install_from(notebook, local_site):
+    """Point the setup cell of ``notebook`` (a file) at ``local_site`` instead of the published site, keeping the
+    wheel's path on the site; return the URL it installs from now, or None where it names PyPI."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    setup = nb.cells[0]
+    match = SITE_WHEEL.search(setup.source)
+    if match is None:
+        return None
+    setup.source = SITE_WHEEL.sub(lambda m: f"@ {local_site}{m.group(2)}", setup.source)
+    nbformat.write(nb, notebook)
+    return local_site + match.group(2)
+
+
+def _junit_counts(path):
+    """(cells run, cells failed) from pytest's JUnit XML report."""
+    suite = ET.parse(path).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    return int(suite.get("tests", 0)), failed
+
+
+def run_notebooks(py, checked, env_first, env_rest, cwd):
+    """Run each checked notebook with nbval in the environment of ``py``, one pytest per notebook (the first with
+    ``env_first`` added to the environment, the rest with ``env_rest``); stop at the first failure. Return one
+    result per notebook run."""
+    results = []
+    for i, (path, n_checked) in enumerate(checked):
+        env = {**clean_env(), **(env_first if i == 0 else env_rest)}
+        junit = cwd / f"junit-{i}.xml"
+        command = [py, *NBVAL, "--nbval-cell-timeout=1800", f"--junitxml={junit}", path]
+        start = time.perf_counter()
+        done = subprocess.run(
+            [str(c) for c in command], env=env, cwd=cwd, capture_output=True, text=True
+        )
+        seconds = round(time.perf_counter() - start, 1)
+        cells, failed = _junit_counts(junit) if junit.exists() else (0, 0)
+        error = None
+        if done.returncode != 0:
+            error = (done.stdout + done.stderr)[-4000:]
+        results.append(
+            {
+                "notebook": str(path),
+                "seconds": seconds,
+                "cells": cells,
+                "failed": failed,
+                "checked": n_checked,
+                "error": error,
+            }
+        )
+        state = "FAILED" if error else "ok"
+        print(
+            f"  {state:<6} {seconds:7.1f} s  {cells:3d} cells, {n_checked:2d} checked  {path.name}",
+            flush=True,
+        )
+        if error:
+            break
+    return results
+
+
 def run_framework(framework, mode="reader", python=sys.executable, keep=False):
-    """Make the fresh environment for ``framework`` and run its notebooks; return the results as a dict."""
+    """Make the fresh environment for ``framework`` and run its notebooks under nbval; return the results as a
+    dict."""
     fw = REGISTRY[framework]
     whl = wheel()
     root = Path(tempfile.mkdtemp(prefix=f"d2l-standalone-{framework}-"))
@@ -180,30 +221,25 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
             packages.insert(0, f"{whl}[{fw.extra}]")
         _run([py, "-m", "pip", "install", "-q", *packages], env=env)
         folder = root / "notebooks"
-        notebooks = notebooks_from_site(framework, folder)
+        try:
+            checked = write_checked(framework, folder)
+        except NotCheckable as err:
+            raise StandaloneFailed(str(err)) from None
+        kernel = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "JUPYTER_DATA_DIR": env["JUPYTER_DATA_DIR"]}
         # pip can install nothing: a setup cell that called it where d2lcore is present would fail
-        no_pip = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "no-packages-here")}
+        no_pip = {**kernel, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "no-packages-here")}
+        site = contextlib.nullcontext(None)
+        first = no_pip
         if mode == "cloud":
-            # the first notebook's setup cell installs d2lcore (from the built wheel; its dependencies from the
-            # registry); then at most two more notebooks show it is not installed again
-            first = {"PIP_FIND_LINKS": str(whl.parent)}
-            notebooks = notebooks[:3]
-        else:
-            first = no_pip
-        print(f"== {fw.label} ({mode}): {len(notebooks)} notebooks in {folder}", flush=True)
-        out, log = root / "results.json", root / "stderr.log"
-        # the runner prints one line per notebook; the kernels' start-up chatter on stderr goes to a log
-        with open(log, "w") as stderr:
-            try:
-                _run(
-                    [py, "-c", RUNNER, out, json.dumps([first, no_pip]), *notebooks],
-                    env=env,
-                    cwd=root,
-                    stderr=stderr,
-                )
-            except StandaloneFailed as err:
-                raise StandaloneFailed(f"{err}\n{log.read_text()[-3000:]}") from None
-        results = json.loads(out.read_text())
+            # the first notebook's setup cell installs d2lcore from where the site says (its dependencies from
+            # the registry); then at most two more notebooks show it is not installed again
+            checked, first, site = checked[:3], kernel, serve_site()
+        print(f"== {fw.label} ({mode}): {len(checked)} notebooks in {folder}", flush=True)
+        with site as local_site:
+            source = install_from(checked[0][0], local_site) if local_site else None
+            if local_site:
+                print(f"   the setup cell installs d2lcore from {source or 'PyPI'}", flush=True)
+            results = run_notebooks(py, checked, first, no_pip, root)
         versions = json.loads(
             _run(
                 [py, "-c", VERSIONS, "numpy", "d2lcore", DIST_NAME[framework]],
@@ -218,6 +254,7 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
             "framework": framework,
             "mode": mode,
             "wheel": whl.name,
+            "installed_from": source if mode == "cloud" else str(whl),
             "folder": str(root),
             "versions": versions,
             "notebooks": results,
@@ -231,8 +268,8 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
                 f"{failed[0]['notebook']} failed in the fresh {fw.label} environment ({mode}):\n"
                 f"{failed[0]['error']}"
             )
-        if len(results) != len(notebooks):
-            raise StandaloneFailed(f"only {len(results)} of {len(notebooks)} notebooks ran")
+        if len(results) != len(checked):
+            raise StandaloneFailed(f"only {len(results)} of {len(checked)} notebooks ran")
         if versions["d2lcore"] != __version__:
             raise StandaloneFailed(
                 f"the environment has d2lcore {versions['d2lcore']}, not {__version__}"
@@ -246,8 +283,9 @@ def run_framework(framework, mode="reader", python=sys.executable, keep=False):
 def summary(report):
     v = report["versions"]
     total = sum(r["seconds"] for r in report["notebooks"])
+    checked = sum(r["checked"] for r in report["notebooks"])
     return (
         f"{REGISTRY[report['framework']].label} ({report['mode']}): {len(report['notebooks'])} notebooks ran in "
-        f"{total:.0f} s with Python {v['python']}, NumPy {v['numpy']}, "
+        f"{total:.0f} s, {checked} checked cells as recorded, with Python {v['python']}, NumPy {v['numpy']}, "
         f"{DIST_NAME[report['framework']]} {v[DIST_NAME[report['framework']]]}, d2lcore {v['d2lcore']}"
     )

@@ -7,14 +7,21 @@ writes each executed notebook, with its cache key, to ``_build/notebooks/<framew
 (``make notebooks``, ``make html``) finds it current and does not execute it again. A checked cell without
 recorded outputs, or a recorded entry that no checked cell matches any more, fails the run too, with the command
 that records the outputs again.
+
+nbval runs on an imitated other CPU by default (``cpu="restricted"``, booktools/cpus.py), while
+``make expected-outputs`` records on this machine's own: a checked cell passes only if it prints the same on
+both. The executed notebooks say which CPU settings ran them (``metadata.d2l.cpu``); the build uses them either
+way, and ``make expected-outputs`` executes again those that did not run on the native CPU.
 """
 
 import json
+import os
 import subprocess
 import sys
 
 import nbformat
 
+from booktools.cpus import CPUS
 from booktools.execute import cache_key, default_jobs, environment_hash, longest_first
 from booktools.expected import first_line, inject, refresh_command
 from booktools.kernels import install_kernels
@@ -54,9 +61,12 @@ def _mtime(path):
     return path.stat().st_mtime_ns if path.exists() else None
 
 
-def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None):
+def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu="restricted"):
     """Prepare, execute and compare, ``jobs`` notebooks at once (default: as the build, booktools.execute's
-    ``default_jobs()``), longest first; print a summary; return the exit status (0: all passed)."""
+    ``default_jobs()``), longest first, with the kernels' CPU settings ``cpu`` (a name in booktools.cpus.CPUS);
+    print a summary; return the exit status (0: all passed)."""
+    if cpu not in CPUS:
+        raise ValueError(f"cpu must be one of {sorted(CPUS)}; got {cpu!r}")
     install_kernels()
     env_hash = environment_hash()
     work = longest_first([(s, fw) for fw in frameworks for s in sources])
@@ -80,10 +90,13 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None):
         *("--nbval-lax", "--nbval-cell-timeout=1800", *parallel, *pytest_args),
         *(str(path) for _, _, path, _, _ in prepared),
     ]
-    status = subprocess.run(command, cwd=ROOT).returncode
+    settings = " ".join(f"{k}={v!r}" for k, v in CPUS[cpu].items()) or "none"
+    print(f"== nbval on the {cpu} CPU (settings: {settings})", flush=True)
+    env = {**os.environ, **CPUS[cpu], "D2L_CPU": cpu}  # the kernels inherit it
+    status = subprocess.run(command, cwd=ROOT, env=env).returncode
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
     failed = []
-    print("== nbval: each notebook executed once; the build reuses it", flush=True)
+    print(f"== nbval ({cpu} CPU): each notebook executed once; the build reuses it", flush=True)
     for source, fw, path, key, problems in prepared:
         target = notebook_path(source, fw)
         written = _mtime(target) != before[path]

@@ -238,9 +238,10 @@ def check_decoder_call(X, state, vocab_size):
     src_steps, h), hidden, enc_valid_lens None or (batch,)); returns state as a tuple."""
 
 
-def show_record(name, text, **fields):
+def show_record(name, text, digits=None, **fields):
     """*neutral.* Show the line ``text`` as the record ``name`` with ``fields``, which tools read from the executed
-    notebook (d2lcore.records); returns the Record."""
+    notebook (d2lcore.records); ``digits``: the significant digits its float fields keep, where a checked cell
+    shows it; returns the Record."""
 
 
 def show_training(losses, tokens, seconds, device, load=None):

@@ -8,6 +8,7 @@ the book's functions itself (the benchmarks) gets the records with :func:`collec
 """
 
 import contextlib
+import math
 import os
 import sys
 
@@ -17,12 +18,25 @@ MIME = "application/vnd.d2lcore.record+json"
 _collectors = []
 
 
-class Record(dict):
-    """The fields of a result (a dict of JSON values), with its ``name`` and the ``text`` that shows it."""
+def significant(value, digits):
+    """``value`` rounded to ``digits`` significant digits if it is a float; other values unchanged."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{digits}g}")
+    return value
 
-    def __init__(self, name, text, **fields):
+
+class Record(dict):
+    """The fields of a result (a dict of JSON values), with its ``name`` and the ``text`` that shows it.
+
+    ``digits``, where given, is the precision the record declares: its float fields keep that many significant
+    digits, so that a checked cell that shows the record prints the same fields on every machine (the last bits of
+    a float follow the CPU's SIMD kernels). Records of training runs declare none: they are not checked."""
+
+    def __init__(self, name, text, digits=None, **fields):
+        if digits is not None:
+            fields = {k: significant(v, digits) for k, v in fields.items()}
         super().__init__(fields)
-        self.name, self.text = name, text
+        self.name, self.text, self.digits = name, text, digits
 
     def __str__(self):
         return self.text
@@ -35,13 +49,17 @@ class Record(dict):
         printer.text(self.text)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": self.text, MIME: {"name": self.name, "fields": dict(self)}}
+        data = {"name": self.name, "fields": dict(self)}
+        if self.digits is not None:
+            data["digits"] = self.digits
+        return {"text/plain": self.text, MIME: data}
 
 
-def show_record(name, text, **fields):
+def show_record(name, text, digits=None, **fields):
     """Show the line ``text`` as the record ``name`` with ``fields`` (JSON values: numbers, strings): displayed
-    with its fields in a Jupyter kernel, printed elsewhere. Returns the :class:`Record`."""
-    record = Record(name, text, **fields)
+    with its fields in a Jupyter kernel, printed elsewhere. ``digits``: the significant digits its float fields
+    keep (see :class:`Record`); give it where a checked cell shows the record. Returns the :class:`Record`."""
+    record = Record(name, text, digits, **fields)
     for found in _collectors:
         found.append(record)
     ipython = sys.modules.get("IPython")

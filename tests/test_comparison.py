@@ -104,6 +104,38 @@ def test_a_record_shows_its_text_and_carries_its_fields(capsys):
     assert bundle[records.MIME] == {"name": "training", "fields": {"epochs": 3, "device": "cpu"}}
 
 
+def test_a_record_keeps_the_digits_it_declares(capsys):
+    """A record in a checked cell declares its precision: its floats keep that many significant digits, so that
+    the last bits of a CPU's arithmetic do not reach the checked output."""
+    record = records.show_record(
+        "loo",
+        "slope -14.29",
+        digits=4,
+        slope=-14.293747661540124,
+        best=4.160000000000004,
+        n=50,
+        label="grid",
+        inf=float("inf"),
+    )
+    other_cpu = records.show_record(
+        "loo",
+        "slope -14.29",
+        digits=4,
+        slope=-14.293748606135637,
+        best=4.16,
+        n=50,
+        label="grid",
+        inf=float("inf"),
+    )
+    assert (
+        record
+        == other_cpu
+        == {"slope": -14.29, "best": 4.16, "n": 50, "label": "grid", "inf": float("inf")}
+    )
+    assert record._repr_mimebundle_()[records.MIME]["digits"] == 4
+    assert records.show_record("t", "x", slope=-14.293747661540124)["slope"] == -14.293747661540124
+
+
 def test_the_training_record_is_the_same_in_every_framework(capsys):
     with records.collect() as shown:
         record = records.show_training(

@@ -1,16 +1,19 @@
-"""The Sphinx extension on a one-page project: notebook downloads and "Open in Colab" links, with and without a
-configured repository, in a strict (-W) build."""
+"""The Sphinx extension on a one-page project: notebook downloads, "Open in Colab" links and where the notebooks
+install d2lcore from, with and without a configured repository, in a strict (-W) build."""
 
-import json
+import zipfile
+from types import SimpleNamespace
 
+import nbformat
 import pytest
 from sphinx.cmd.build import build_main
 
-from booktools.sphinx_ext import colab_links, colab_url
-from d2lcore.frameworks import FRAMEWORKS
+from booktools.sphinx_ext import colab_links, colab_url, site_url, wheel_url
+from booktools.split import WHEEL, setup_cell
+from d2lcore.frameworks import FRAMEWORKS, REGISTRY
 
 
-def build(tmp_path, *defines):
+def build(tmp_path, *defines, wheel=True, strict=True):
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "conf.py").write_text('extensions = ["booktools.sphinx_ext"]\nproject = "t"\n')
@@ -18,10 +21,74 @@ def build(tmp_path, *defines):
     for fw in FRAMEWORKS:  # the page's per-framework notebooks, where the book's build puts them
         folder = tmp_path / "notebooks" / fw
         folder.mkdir(parents=True)
-        (folder / "index.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+        nb = nbformat.v4.new_notebook(cells=[setup_cell(fw)], metadata={"d2l": {"framework": fw}})
+        nbformat.write(nb, folder / "index.ipynb")
+    if wheel:  # where make dist puts the wheel (d2l_dist_dir: ../dist from the source folder)
+        (tmp_path / "dist").mkdir()
+        (tmp_path / "dist" / WHEEL).write_bytes(b"a wheel")
     args = ["-W", "-q", "-b", "html", *[f"-D{d}" for d in defines], str(src), str(out)]
-    assert build_main(args) == 0, "the strict build failed (warnings are errors)"
+    status = build_main(args)
+    if not strict:
+        return status
+    assert status == 0, "the strict build failed (warnings are errors)"
     return (out / "index.html").read_text(encoding="utf-8")
+
+
+def setup_source(out, framework):
+    """The setup cell of the site's notebook, and of the same notebook in the site's zip."""
+    nb = nbformat.read(out / "notebooks" / framework / "index.ipynb", as_version=4)
+    with zipfile.ZipFile(out / "notebooks" / f"{framework}.zip") as zf:
+        zipped = nbformat.reads(zf.read(f"{framework}/index.ipynb").decode(), as_version=4)
+    assert zipped == nb
+    return nb.cells[0].source
+
+
+def test_without_a_site_the_notebooks_name_pypi(tmp_path):
+    build(tmp_path)
+    for fw in FRAMEWORKS:
+        assert f'pip install "d2lcore[{REGISTRY[fw].extra}]==' in setup_source(tmp_path / "out", fw)
+    assert not (tmp_path / "out" / "notebooks" / WHEEL).exists()
+
+
+def test_the_site_offers_the_wheel_and_its_notebooks_install_it(tmp_path):
+    build(tmp_path, "d2l_repository=Someone/attention-book")
+    out = tmp_path / "out"
+    assert (out / "notebooks" / WHEEL).read_bytes() == b"a wheel"
+    url = f"https://someone.github.io/attention-book/notebooks/{WHEEL}"
+    for fw in FRAMEWORKS:
+        code = setup_source(out, fw)
+        assert f'pip install "d2lcore[{REGISTRY[fw].extra}] @ {url}"' in code
+        assert (
+            f'"d2lcore[{REGISTRY[fw].extra}] @ {url}"]' in code
+        )  # the pip call, not only the comment
+
+
+def test_after_the_release_the_notebooks_name_pypi(tmp_path):
+    build(tmp_path, "d2l_repository=someone/attention-book", "d2l_install_from=pypi")
+    assert "github.io" not in setup_source(tmp_path / "out", "pytorch")
+
+
+def test_a_site_without_the_wheel_fails_the_build(tmp_path, capsys):
+    assert build(tmp_path, "d2l_site_url=https://example.org/book", wheel=False, strict=False) != 0
+    assert "make dist" in capsys.readouterr().err
+
+
+def test_site_url(monkeypatch):
+    monkeypatch.delenv("D2L_SITE_URL", raising=False)
+
+    def config(repository="", url="", install_from="site"):
+        return SimpleNamespace(
+            d2l_repository=repository, d2l_site_url=url, d2l_install_from=install_from
+        )
+
+    assert site_url(config()) == ""
+    assert site_url(config("Owner/book")) == "https://owner.github.io/book/"
+    assert site_url(config("owner/Owner.github.io")) == "https://owner.github.io/"
+    assert site_url(config("owner/book", "https://example.org/b")) == "https://example.org/b/"
+    assert wheel_url(config("owner/book", install_from="pypi")) is None
+    assert wheel_url(config()) is None
+    with pytest.raises(ValueError, match="'site' or 'pypi'; got 'conda'"):
+        wheel_url(config("owner/book", install_from="conda"))
 
 
 def test_without_a_repository_there_are_no_colab_links(tmp_path):
