@@ -159,7 +159,9 @@ def page_code(package_file, names, root=ROOT, local=()):
     for node in tree.body:
         if getattr(node, "name", None) not in names and not any(node is n for n in needed):
             continue
-        start, end = node.lineno - 1, node.end_lineno
+        # a definition starts at its first decorator (@checked, say)
+        decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
+        start, end = min([node.lineno, *decorators]) - 1, node.end_lineno
         block = lines[start:end]
         # insert "d2l." at each use of an imported name, right to left within a line
         spots = sorted(

@@ -212,6 +212,12 @@ def not_implemented(layer, method):
     """*neutral.* The NotImplementedError of a base class's ``method`` that ``layer`` does not define."""
 
 
+def checked(obj):
+    """The decorator of a taught class or function (``@d2l.checked``): it attaches this framework's argument checks
+    of the same name from outside the code (d2lcore.boundary), run once per outermost call; returns the class, or
+    the checked function."""
+
+
 def check_float(**tensors):
     """``check_float(X=X, ...)``: each must be a floating-point tensor of the framework (TypeError otherwise)."""
 

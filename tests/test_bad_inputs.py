@@ -10,7 +10,8 @@ cases on every run). MXNet's cases run in a subprocess, so that
 a crash of MXNet's native code would fail one test instead of killing the test run. Each process counts its cases
 per framework and outcome and writes them to _build/bad-inputs/<framework>.json.
 
-The valid edge cases checked: NaN in masked_softmax (NaN out where the NaN key is kept, ignored where masked),
+The valid edge cases checked: NaN in masked_softmax (NaN out where the NaN key is kept; NaN, inf or -inf ignored where
+masked), masked keys that hold NaN or inf in the attention layers (the output does not change),
 lengths of 0 and above the number of steps, empty batches in masked_softmax and sequence_mask, -inf as
 sequence_mask's value, MaskedSoftmaxCELoss with valid_len 0 (loss 0) and NaN logits (NaN only when counted),
 BLEU of an empty prediction, truncate_pad of an empty line, an empty corpus and an empty build_array_nmt.
@@ -1155,30 +1156,59 @@ def test_lengths_changed_in_place_are_checked_again():
 @given(data=st.data())
 def test_masked_softmax_valid_edge_cases(framework, data):
     """NaN in a kept score gives NaN weights in its row, length 0 gives zeros, and an empty batch gives an empty
-    result. A masked NaN is ignored in MXNet; PyTorch and TensorFlow add their mask to the scores (the fast path,
-    see the scoring-functions page), so a NaN there makes its row NaN: NaN in, NaN out, never a number."""
+    result. A masked score is ignored whatever it holds (NaN, inf or -inf): its key gets weight 0 and the row is
+    the softmax of the kept keys, in every framework."""
     d2l = d2l_of(framework)
     k = data.draw(st.integers(2, 6))
     X = rng(data).normal(size=(2, 1, k)).astype(np.float32)
     nan_at = data.draw(st.integers(0, k - 1))
-    X[:, 0, nan_at] = np.nan
+    X[0, 0, nan_at] = np.nan
+    X[1, 0, nan_at:] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]), label="masked value")
     lens = np.array([nan_at + 1, nan_at], np.int32)  # example 0 keeps the NaN, example 1 masks it
     out = d2l.to_numpy(d2l.masked_softmax(T(framework, X), T(framework, lens)))
     # NaN at the NaN key (MXNet's softmax gives 0 to the other keys, PyTorch's and TensorFlow's NaN)
     assert np.isnan(out[0, 0, nan_at]) and np.isnan(out[0].sum())
-    if framework == "pytorch":
-        assert np.isnan(out[1]).all()
-    elif framework == "tensorflow":  # its softmax may give the row's other keys a number
-        assert np.isnan(out[1, 0, nan_at])
-    elif nan_at:
-        assert not np.isnan(out[1]).any() and (out[1, 0, nan_at:] == 0).all()
-        np.testing.assert_allclose(out[1].sum(), 1, rtol=1e-5)
+    assert not np.isnan(out[1]).any() and (out[1, 0, nan_at:] == 0).all()
+    if nan_at:
+        kept = np.exp(X[1, 0, :nan_at] - X[1, 0, :nan_at].max())
+        np.testing.assert_allclose(out[1, 0, :nan_at], kept / kept.sum(), rtol=1e-5, atol=1e-7)
     else:
         assert (out[1] == 0).all()
     empty = d2l.masked_softmax(
         T(framework, np.zeros((0, 1, k), np.float32)), T(framework, np.zeros(0, np.int32))
     )
     assert tuple(empty.shape) == (0, 1, k)
+    valid(framework)
+
+
+@frameworks
+@bounded
+@given(data=st.data())
+def test_masked_keys_never_reach_the_output(framework, data):
+    """Keys beyond a valid length do not influence the attention's output, whatever they hold: the same output
+    with NaN, inf or -inf there as with ordinary numbers, in additive, dot-product and multi-head attention."""
+    d2l = d2l_of(framework)
+    gen = rng(data)
+    keys_n, d = data.draw(st.integers(2, 5)), 4
+    length = data.draw(st.integers(1, keys_n - 1))
+    bad = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]), label="masked value")
+    queries = gen.normal(size=(2, 3, d)).astype(np.float32)
+    keys = gen.normal(size=(2, keys_n, d)).astype(np.float32)
+    values = gen.normal(size=(2, keys_n, d)).astype(np.float32)
+    corrupt = keys.copy()
+    corrupt[:, length:] = bad
+    lens = T(framework, np.array([length, length], np.int32))
+    layers = {
+        "AdditiveAttention": d2l.AdditiveAttention(8, 0.0),
+        "DotProductAttention": d2l.DotProductAttention(0.0),
+        "MultiHeadAttention": d2l.MultiHeadAttention(8, 2, 0.0),
+    }
+    for name, layer in layers.items():
+        layer = ready(framework, layer)
+        clean = d2l.to_numpy(layer(*(T(framework, a) for a in (queries, keys, values)), lens))
+        dirty = d2l.to_numpy(layer(*(T(framework, a) for a in (queries, corrupt, values)), lens))
+        assert np.isfinite(dirty).all(), f"{name}: a masked key ({bad}) reached the output"
+        np.testing.assert_allclose(dirty, clean, rtol=1e-5, atol=1e-6, err_msg=name)
     valid(framework)
 
 
@@ -1272,6 +1302,7 @@ def test_every_public_callable_is_driven():
         "set_figsize": "plotting",
         "Animator": "plotting",
         "show_record": "records (tests/test_pipeline.py)",
+        "checked": "the decorator that attaches these checks (tests/test_boundary.py)",
         "show_training": "records (tests/test_pipeline.py)",
         # downloads and the corpus: faults are driven against a local server in tests/test_datasets.py
         "download": "tests/test_datasets.py",

@@ -5,7 +5,17 @@ import numpy as onp
 from mxnet import np
 
 from d2lcore import checks
+from d2lcore.boundary import Checks
 from d2lcore.checks import check_lengths, dtype_error, token_ids_error
+
+CHECKS = Checks()
+"""The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
+
+
+def checked(obj):
+    """Attach the checks of ``CHECKS`` registered under the name of ``obj``, a taught class or function
+    (d2lcore.boundary); returns the class, or the checked function."""
+    return CHECKS.checked(obj)
 
 
 def check_float(**tensors):

@@ -31,6 +31,7 @@ from .checks import (
     check_float,
     check_token_ids,
     check_valid_lens,
+    checked,
 )
 from .data import load_array, load_data_nmt
 from .encoder_decoder import (

@@ -18,6 +18,7 @@ from .checks import (
     check_float,
     check_token_ids,
     check_valid_lens,
+    checked,
 )
 from .data import load_array, load_data_nmt
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder, EncoderDecoder
