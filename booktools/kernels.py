@@ -10,10 +10,13 @@ from pathlib import Path
 
 from d2lcore.frameworks import KERNEL_ENV, REGISTRY, get
 
+MATPLOTLIBRC = Path(__file__).with_name("matplotlibrc")
+"""The book kernels' matplotlib settings: a fixed SVG hash salt."""
+
 
 def kernel_env(framework):
     """The environment variables of a framework's kernel."""
-    return {**KERNEL_ENV, **get(framework).kernel_env}
+    return {**KERNEL_ENV, "MATPLOTLIBRC": str(MATPLOTLIBRC), **get(framework).kernel_env}
 
 
 def install_kernels(prefix=sys.prefix):

@@ -47,11 +47,11 @@ class Framework:
 
 
 QUIET_TENSORFLOW = {
-    "TF_CPP_MIN_LOG_LEVEL": "3",  # TensorFlow's C++ log lines would end up in the outputs
-    "TF_ENABLE_ONEDNN_OPTS": "0",  # also makes TensorFlow's CPU results reproducible
+    "TF_CPP_MIN_LOG_LEVEL": "2",  # TensorFlow's C++ start-up lines (info, warnings) would end up in the outputs
+    "TF_ENABLE_ONEDNN_OPTS": "0",  # and the notice that its oneDNN operations are on
 }
-"""What keeps TensorFlow's start-up log lines out of outputs: set by the kernels, and by ``d2lcore.tensorflow``
-where not set already."""
+"""What keeps TensorFlow's start-up log lines out of the book's outputs, in the book's kernels only: its errors
+still show. Importing ``d2lcore.tensorflow`` sets nothing, so a reader's own kernel shows TensorFlow's lines."""
 
 KERNEL_ENV = {
     **QUIET_TENSORFLOW,

@@ -5,16 +5,11 @@ Every function accepts tensors of any of the three frameworks (they are converte
 
 import math
 
-import matplotlib as mpl
 import numpy as np
 from matplotlib import pyplot as plt
 
 from d2lcore.checks import check_shapes
 from d2lcore.convert import to_numpy
-
-# Deterministic SVG output: no creation date, and element ids that do not change from run to run.
-mpl.rcParams["svg.hashsalt"] = "d2lcore"
-mpl.rcParams["svg.fonttype"] = "path"
 
 
 def _in_notebook():
@@ -36,7 +31,8 @@ def use_svg_display():
 
 
 def set_figsize(figsize=(3.5, 2.5)):
-    """Set the default figure size in inches."""
+    """Set matplotlib's default figure size, in inches, for the figures that follow (a global setting, which
+    the book's own functions leave alone: they give each figure its size)."""
     use_svg_display()
     plt.rcParams["figure.figsize"] = figsize
 
@@ -97,9 +93,9 @@ def plot(
     for i, (x, y) in enumerate(zip(X, Y, strict=True)):
         if len(x) != len(y):
             raise ValueError(f"series {i}: X has {len(x)} points but Y has {len(y)}")
-    set_figsize(figsize)
-    if axes is None:
-        axes = plt.gca()
+    use_svg_display()
+    if axes is None:  # a new figure of this size; later plt.plot() calls draw on it too
+        axes = plt.figure(figsize=figsize).gca()
     axes.cla()
     for x, y, fmt in zip(X, Y, fmts * len(Y)):
         axes.plot(x, y, fmt)

@@ -238,3 +238,12 @@ def test_try_gpu_falls_back_to_cpu(d2l):
     assert d2l.try_gpu(d2l.num_gpus()) == d2l.cpu()
     with pytest.raises(ValueError, match="i must be >= 0"):
         d2l.try_gpu(-1)
+
+
+def test_plot_leaves_matplotlibs_settings_alone():
+    """d2l.plot gives its figure its own size instead of changing matplotlib's default."""
+    before = dict(matplotlib.rcParams)
+    axes = plotting.plot([0.0, 1.0, 2.0], [[1.0, 2.0, 3.0]], "x", "y", figsize=(4.5, 1.5))
+    assert tuple(axes.figure.get_size_inches()) == (4.5, 1.5)
+    assert dict(matplotlib.rcParams) == before
+    plotting.plt.close(axes.figure)

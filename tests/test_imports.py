@@ -7,6 +7,10 @@
 """
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +107,53 @@ def test_the_rules_catch_a_violation():
         "d2lcore.mxnet",
         "d2lcore.mxnet.np",
     }
+
+
+# No surprises on import: what importing a framework's d2lcore module may change in the process.
+PROBE = """
+import importlib, json, os, sys
+import matplotlib
+if sys.argv[2]:  # the framework first: what it sets itself is its own business
+    importlib.import_module(sys.argv[2])
+before_env, before_rc = dict(os.environ), dict(matplotlib.rcParams)
+importlib.import_module(sys.argv[1])
+import d2lcore.plotting
+env = {k: v for k, v in os.environ.items() if before_env.get(k) != v}
+rc = sorted(k for k, v in matplotlib.rcParams.items() if before_rc.get(k) != v)
+print(json.dumps({"env": env, "rc": rc}))
+"""
+# What d2lcore may set: the thread choice (chapters/running-locally.md). MXNet cannot be imported before
+# d2lcore.mxnet (its NumPy shim), so there MXNet's own variables count too.
+DOCUMENTED = {"d2lcore.mxnet": {"OMP_NUM_THREADS"}}
+
+
+@pytest.mark.parametrize(
+    "module, framework",
+    [("d2lcore.mxnet", ""), ("d2lcore.torch", "torch"), ("d2lcore.tensorflow", "tensorflow")],
+)
+def test_importing_changes_no_environment_variable_or_matplotlib_setting(module, framework):
+    """Beyond the documented thread choice: no THP_MEM_ALLOC_ENABLE, no TensorFlow log level, no rcParams."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TF_", "THP_", "OMP_", "MKL_", "D2L_", "MATPLOTLIB"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, module, framework], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    changed = json.loads(done.stdout.splitlines()[-1])
+    assert set(changed["env"]) <= DOCUMENTED.get(module, set()), changed["env"]
+    assert changed["rc"] == [], changed["rc"]
+
+
+def test_the_book_kernels_fix_the_svg_salt_and_nothing_else_of_matplotlib():
+    from booktools.kernels import MATPLOTLIBRC, kernel_env
+
+    assert kernel_env("pytorch")["MATPLOTLIBRC"] == str(MATPLOTLIBRC)
+    settings = [
+        line.split(":")[0].strip()
+        for line in MATPLOTLIBRC.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert settings == ["svg.hashsalt"]

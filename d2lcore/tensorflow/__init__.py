@@ -1,16 +1,8 @@
 """d2lcore for TensorFlow (Keras 3). The public names and signatures are those of :mod:`d2lcore.interface`."""
 
-# The environment is set before anything imports TensorFlow, hence imports below other code:
+# The threads are chosen before anything else runs TensorFlow, hence imports below other code:
 # The imports below are re-exports, listed in __all__ by interface_names():
 # ruff: noqa: E402, F401
-
-import os as _os
-
-from d2lcore.frameworks import QUIET_TENSORFLOW as _QUIET
-
-# Keep TensorFlow's C++ start-up log lines out of notebook outputs; the book sets these in its kernels too.
-for _name, _value in _QUIET.items():
-    _os.environ.setdefault(_name, _value)
 
 from .runtime import apply_threads as _apply_threads
 

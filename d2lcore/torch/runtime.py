@@ -1,6 +1,5 @@
 """Random seeds, devices, CPU threads and large tensors' memory for PyTorch."""
 
-import os
 import random
 
 import numpy as np
@@ -38,10 +37,3 @@ def try_gpu(i=0):
 # spin-waiting when another program is busy. torch.set_num_threads(n) afterwards overrides it.
 if (_threads := cpu_threads()) is not None:
     torch.set_num_threads(_threads)
-
-# Tensors of 2 MiB or more on transparent huge pages (Linux; PyTorch reads
-# THP_MEM_ALLOC_ENABLE at its first allocation of that size): the first use of a new large
-# tensor then takes 512 times fewer page faults. On a CPU that halved the time of the
-# operations on multi-head attention's (batch * heads, queries, keys) scores (batch 32,
-# 256 steps, 8 heads). A value the reader set, e.g. THP_MEM_ALLOC_ENABLE=0, is kept.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
