@@ -45,3 +45,26 @@ def test_side_by_side_throughput_after_the_first_epoch(monkeypatch):
     # 300 tokens in 3 epochs: the last two epochs' 200 tokens took 30 - 10 seconds
     assert clock.steady(300, 3, 30.0) == 10.0
     assert clock.steady(100, 1, 30.0) is None
+
+
+def test_taught_code_counts_checks_machinery_and_model():
+    taught = load("taught_code")
+    code = '''@checked
+class A(nn.Module):
+    """A docstring: not code."""
+
+    def __init__(self, n):
+        super().__init__()
+        check_int("n", n,
+                  minimum=1)
+        if n > 9:
+            raise ValueError("n must be <= 9; got n")
+        self.w = nn.LazyLinear(n)  # a comment
+
+    def forward(self, X):
+        # only a comment
+        return row_softmax(self.w(X))
+'''
+    counts = taught.classify(code)
+    # other: @checked, class, def __init__, super, def forward; checks: 2 + 2 lines; machinery: the return
+    assert counts == {"other": 5, "check": 4, "machinery": 1, "model": 1}
