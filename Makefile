@@ -10,6 +10,10 @@ SELECT := $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_REPOSITORY := d2l-book-test/attention-book
+# The readers' package (make dist), which the site also offers: its version, its wheel, the files it is built from
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' d2lcore/__init__.py)
+WHEEL := _build/dist/d2lcore-$(VERSION)-py3-none-any.whl
+PACKAGE_FILES := $(shell git ls-files d2lcore data 2>/dev/null) pyproject.toml MANIFEST.in README.md LICENSE
 
 .PHONY: help book notebooks html test lint lint-workflows lint-notebooks unit nbval expected-outputs browser-test browser lab clean \
 	distclean timings constraints bench dist standalone
@@ -78,9 +82,6 @@ lint-workflows: $(ACTIONLINT)
 
 # The readers' package: sdist and wheel of d2lcore (with the corpus, without booktools), checked by twine; built
 # again when a file of the package changes. The site offers the wheel to the notebooks (booktools/sphinx_ext.py).
-VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' d2lcore/__init__.py)
-WHEEL := _build/dist/d2lcore-$(VERSION)-py3-none-any.whl
-PACKAGE_FILES := $(shell git ls-files d2lcore data 2>/dev/null) pyproject.toml MANIFEST.in README.md LICENSE
 dist: $(WHEEL)
 $(WHEEL): $(STAMP) $(PACKAGE_FILES)
 	rm -rf _build/dist
