@@ -4,13 +4,13 @@ is all you need"."""
 import torch
 from torch import nn
 
-from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
-from .checks import check_float
+from .checks import checked
 from .layers import Dropout
 
 
+@checked
 class PositionalEncoding(nn.Module):
     """Adds the sinusoidal encodings of positions offset, ..., offset + steps - 1 to X
     (batch, steps, num_hiddens), then applies dropout. ``P`` is the whole table,
@@ -18,16 +18,12 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = Dropout(check_dropout(dropout))
+        self.dropout = Dropout(dropout)
         # Not a weight, and not saved: it is rebuilt from the formula
         table = torch.from_numpy(sinusoid_table(max_len, num_hiddens))
         self.register_buffer("P", table, persistent=False)
 
     def forward(self, X, offset=0):
-        # X: (batch, steps, num_hiddens)
-        steps = check_positions(X, self.num_hiddens, offset, self.max_len)
-        check_float(X=X)
+        steps = X.shape[1]
         P = self.P[:, offset : offset + steps, :].to(dtype=X.dtype, device=X.device)
         return self.dropout(X + P)
