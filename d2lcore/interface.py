@@ -25,16 +25,18 @@ and the download errors of ``d2lcore.datasets``. In particular:
 - ``train_seq2seq`` refuses a ``data_iter`` that gives no target tokens in an epoch (empty, used up, or every
   length 0), and the vocabularies must hold the reserved tokens that training and translation use.
 
-The checks cost one small reduction per call where a tensor's values are checked (token indices, lengths),
+The checks of a taught class or function live outside its code, in ``d2lcore/<framework>/checks.py``, and the
+decorator ``checked`` attaches them (d2lcore.boundary); they run once per outermost call, not again in the layers
+it calls. They cost one small reduction per call where a tensor's values are checked (token indices, lengths),
 none where only shapes and dtypes are. Inside a traced TensorFlow graph (``tf.function``) values are not checked;
 ``train_seq2seq`` checks each batch before its compiled step.
 
 **Valid edge cases.** NaN in, NaN out: a NaN score or logit that is used gives NaN (in ``masked_softmax`` the
-NaN key's weight; PyTorch and TensorFlow make the whole row NaN, MXNet's softmax only that key). One that is
-masked is ignored in MXNet and TensorFlow; PyTorch adds its mask to the scores (its faster path), so there a masked
-NaN also makes its row NaN. A length of 0 gives a row of zero weights (``masked_softmax``) or a loss of 0
-(``MaskedSoftmaxCELoss``). An empty batch (batch 0) gives an empty result in ``masked_softmax`` and
-``sequence_mask``. Sequences must have at least one step in the encoders and decoders.
+NaN key's weight; PyTorch and TensorFlow make the whole row NaN, MXNet's softmax only that key). A masked score is
+ignored whatever it holds (NaN, inf or -inf): the masking replaces it, so a masked key never influences the
+output of ``masked_softmax`` or of the attention layers. A length of 0 gives a row of zero weights
+(``masked_softmax``) or a loss of 0 (``MaskedSoftmaxCELoss``). An empty batch (batch 0) gives an empty result
+in ``masked_softmax`` and ``sequence_mask``. Sequences must have at least one step in the encoders and decoders.
 ``tests/test_bad_inputs.py`` generates both kinds of cases for every callable, in every framework.
 """
 
