@@ -8,39 +8,17 @@ import numpy as onp
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import (
-    check_built_widths,
-    check_dropout,
-    check_fix_keys,
-    check_int,
-    check_shapes,
-    query_checker,
-    valid_lens_spec,
-)
+from d2lcore.checks import check_fix_keys, query_checker
 
-from .checks import check_float, check_valid_lens
+from .checks import check_float, check_valid_lens, checked
 
 
+@checked
 def masked_softmax(X, valid_lens):
     """Softmax over the last axis of X (batch, queries, keys) that ignores the keys beyond
     each valid length. valid_lens: None, (batch,) or (batch, queries). A masked key gets
     weight 0 and gradient 0; a length of 0 gives a row of zeros; a length above the number
     of keys keeps all keys."""
-    check_float(X=X)
-    if valid_lens is None:
-        check_shapes(X=(X, "batch queries keys"))
-        return npx.softmax(X, axis=-1)
-    if not isinstance(valid_lens, np.ndarray):
-        valid_lens = np.array(valid_lens, ctx=X.ctx)
-    spec = valid_lens_spec(valid_lens)  # (batch,) or (batch, queries)
-    check_shapes(X=(X, "batch queries keys"), valid_lens=(valid_lens, spec))
-    check_valid_lens("valid_lens", valid_lens)
-    return softmax_with_lengths(X, valid_lens)
-
-
-def softmax_with_lengths(X, valid_lens):
-    """masked_softmax without its checks, for a layer that checked valid_lens at its
-    entry."""
     if valid_lens is None:
         return npx.softmax(X, axis=-1)
     # (batch, queries or 1)
@@ -55,14 +33,16 @@ def softmax_with_lengths(X, valid_lens):
     return npx.softmax(X, axis=-1) * mask.astype(X.dtype)
 
 
+@checked
 class AdditiveAttention(nn.Block):
     """a(q, k) = w_v^T tanh(W_q q + W_k k): queries and keys may have different sizes.
-    Bahdanau et al., 2015. Input sizes are inferred on the first call."""
+    Bahdanau et al., 2015. Input sizes are inferred on the first call.
+
+    queries (batch, n_q, q), keys (batch, n_k, k), values (batch, n_k, v), valid_lens
+    None, (batch,) or (batch, n_q) -> (batch, n_q, v)."""
 
     def __init__(self, num_hiddens, dropout):
         super().__init__()
-        check_int("num_hiddens", num_hiddens, minimum=1)
-        check_dropout(dropout)
         self.W_q = nn.Dense(num_hiddens, use_bias=False, flatten=False)
         self.W_k = nn.Dense(num_hiddens, use_bias=False, flatten=False)
         self.w_v = nn.Dense(1, use_bias=False, flatten=False)
@@ -70,14 +50,6 @@ class AdditiveAttention(nn.Block):
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
-        # queries: (batch, queries, q), keys: (batch, keys, k), values: (batch, keys, v)
-        check_shapes(
-            queries=(queries, "batch n_q d_q"),
-            keys=(keys, "batch n_k d_k"),
-            values=(values, "batch n_k d_v"),
-        )
-        check_float(queries=queries, keys=keys, values=values)
-        check_built_widths(self, queries=queries, keys=keys)
         queries, keys = self.W_q(queries), self.W_k(keys)  # (batch, *, num_hiddens)
         # Every query meets every key by broadcasting:
         # (batch, queries, 1, hiddens) + (batch, 1, keys, hiddens)
@@ -158,37 +130,22 @@ def fix_keys(attention, keys, values, valid_lens=None):
     return attend
 
 
+@checked
 class DotProductAttention(nn.Block):
     """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
-    Vaswani et al., 2017."""
+    Vaswani et al., 2017.
+
+    queries (batch, n_q, d), keys (batch, n_k, d), values (batch, n_k, v), valid_lens
+    None, (batch,) or (batch, n_q) -> (batch, n_q, v)."""
 
     def __init__(self, dropout):
         super().__init__()
-        check_dropout(dropout)
         self.dropout = nn.Dropout(dropout)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
-        # queries: (batch, queries, d), keys: (batch, keys, d), values: (batch, keys, v)
-        shapes = dict(
-            queries=(queries, "batch n_q d"),
-            keys=(keys, "batch n_k d"),
-            values=(values, "batch n_k d_v"),
-        )
-        if valid_lens is not None:
-            if not isinstance(valid_lens, np.ndarray):
-                valid_lens = np.array(valid_lens, ctx=queries.ctx)
-            shapes["valid_lens"] = (valid_lens, valid_lens_spec(valid_lens, "n_q"))
-        check_shapes(**shapes)
-        check_float(queries=queries, keys=keys, values=values)
-        if valid_lens is not None:
-            check_valid_lens("valid_lens", valid_lens)
-        return self.attend(queries, keys, values, valid_lens)
-
-    def attend(self, queries, keys, values, valid_lens=None):
-        """forward without its checks, for a layer that checked its inputs."""
         d = queries.shape[-1]
         # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
         scores = npx.batch_dot(queries / math.sqrt(d), keys, transpose_b=True)
-        self.attention_weights = softmax_with_lengths(scores, valid_lens)
+        self.attention_weights = masked_softmax(scores, valid_lens)
         return npx.batch_dot(self.dropout(self.attention_weights), values)

@@ -4,12 +4,12 @@ is all you need"."""
 from mxnet import np
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_dropout, check_int, check_positions
 from d2lcore.positional import sinusoid_table
 
-from .checks import check_float
+from .checks import checked
 
 
+@checked
 class PositionalEncoding(nn.Block):
     """Adds the sinusoidal encodings of positions offset, ..., offset + steps - 1 to X
     (batch, steps, num_hiddens), then applies dropout. ``P`` is the whole table,
@@ -17,9 +17,7 @@ class PositionalEncoding(nn.Block):
 
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.dropout = nn.Dropout(dropout)
         self.P = np.array(sinusoid_table(max_len, num_hiddens))
 
     def __call__(self, X, offset=0):
@@ -27,8 +25,6 @@ class PositionalEncoding(nn.Block):
         return super().__call__(X, offset)
 
     def forward(self, X, offset=0):
-        # X: (batch, steps, num_hiddens)
-        steps = check_positions(X, self.num_hiddens, offset, self.max_len)
-        check_float(X=X)
+        steps = X.shape[1]
         P = self.P[:, offset : offset + steps, :].as_in_ctx(X.ctx).astype(X.dtype)
         return self.dropout(X + P)

@@ -25,7 +25,7 @@ from d2lcore.checks import (
 )
 from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
 
-from .checks import check_float, check_token_ids
+from .checks import attention_lengths, check_float, check_token_ids
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import HybridBlock
 from .multihead import MultiHeadAttention
@@ -97,8 +97,9 @@ class TransformerEncoderBlock(HybridBlock):
     def forward(self, X, valid_lens=None):
         check_float(X=X)
         check_width("X", X.shape, self.num_hiddens)
-        lens = self.attention.lengths(X, X, valid_lens)
-        return self.attention.keep_weights(*super().forward(X, lens))
+        lens = attention_lengths(X, X, valid_lens)  # checked, as the graph reads them
+        Y, self.attention.head_weights = super().forward(X, lens)
+        return Y
 
     def hybrid_forward(self, F, X, lens):
         attended, weights = self.attention(X, X, X, lens)
@@ -202,9 +203,9 @@ class TransformerDecoderBlock(HybridBlock):
             key_values = np.concatenate((cache, X), axis=1)
         past = key_values.shape[1] - steps
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
-        lens = np.arange(past + 1, past + steps + 1, ctx=X.ctx)
+        lens = np.arange(past + 1, past + steps + 1, dtype="int32", ctx=X.ctx)
         dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
-        enc_lens = self.cross_attention.lengths(X, enc_outputs, enc_valid_lens)
+        enc_lens = attention_lengths(X, enc_outputs, enc_valid_lens)
         Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
             super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_lens)
         )
