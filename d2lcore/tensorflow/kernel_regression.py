@@ -3,15 +3,16 @@
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_int, check_real, check_shapes, check_training_points
 from d2lcore.plotting import Animator
 
-from .checks import check_float
+from .checks import checked
 
 
+@checked
 class NWKernelRegression(keras.layers.Layer):
     """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w
-    (initialised to 1)."""
+    (initialised to 1). queries (n,); keys, values (n, m): the m key-value pairs that
+    query i attends to -> (n,)."""
 
     def __init__(self):
         super().__init__()
@@ -19,9 +20,6 @@ class NWKernelRegression(keras.layers.Layer):
         self.attention_weights = None
 
     def call(self, queries, keys, values):
-        # queries: (n,); keys, values: (n, m): the m key-value pairs that query i attends to
-        check_shapes(queries=(queries, "n"), keys=(keys, "n m"), values=(values, "n m"))
-        check_float(queries=queries, keys=keys, values=values)
         queries = tf.reshape(
             queries, (-1, 1)
         )  # (n, 1): broadcasts against its row of keys
@@ -34,15 +32,10 @@ class NWKernelRegression(keras.layers.Layer):
         )
 
 
+@checked
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns the loss of each
     epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
-    # targets of shape (n, 1) would silently broadcast against the predictions
-    n = check_shapes(queries=(queries, "n"), targets=(targets, "n")).get("n")
-    check_training_points(n)
-    check_float(targets=targets)
-    check_real("lr", lr, minimum=0)
-    check_int("num_epochs", num_epochs, minimum=1)
     optimizer = keras.optimizers.SGD(learning_rate=lr)
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []
