@@ -20,6 +20,7 @@ without checks of its own: its arguments may differ from its parent's.
 """
 
 import functools
+import inspect
 import threading
 
 _state = threading.local()
@@ -120,4 +121,10 @@ def _checked_method(cls, method, check, pass_self):
         with _Inside():
             return method(self, *args, **kwargs)
 
+    # The method's own signature for every introspection: inspect.signature follows __wrapped__, but
+    # inspect.getfullargspec reads __signature__ only (Keras 3 builds a layer's config from both).
+    try:
+        checked.__signature__ = inspect.signature(method)
+    except ValueError:  # a builtin without one: the wrapper's own stands
+        pass
     return checked

@@ -102,3 +102,12 @@ def test_nothing_registered_is_an_error():
 
     with pytest.raises(LookupError, match="no checks of 'triple'"):
         CHECKS.checked(triple)
+
+
+def test_a_checked_class_keeps_its_constructors_signature():
+    """Keras 3 builds a layer's config from inspect.getfullargspec(cls.__init__), which must not see the wrapper's
+    (*args, **kwargs)."""
+    import inspect
+
+    assert str(inspect.signature(Layer.__init__)) == "(self, width)"
+    assert inspect.getfullargspec(Layer.__init__).args == ["self", "width"]

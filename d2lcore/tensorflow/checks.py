@@ -4,7 +4,6 @@ classes and functions, registered by taught name in ``CHECKS`` and attached by `
 (d2lcore.boundary)."""
 
 import contextlib
-import inspect
 import re
 
 import numpy
@@ -34,17 +33,8 @@ CHECKS = Checks()
 
 def checked(obj):
     """Attach the checks of ``CHECKS`` registered under the name of ``obj``, a taught class or function
-    (d2lcore.boundary); returns the class, or the checked function.
-
-    For a class, the checked ``__init__`` (a wrapper taking ``*args, **kwargs``) is given the
-    signature of the class's own: Keras 3 builds a layer's default config in
-    ``Operation.__new__`` from both ``inspect.signature(cls.__init__)``, which follows the
-    wrapper to the original, and ``inspect.getfullargspec(cls.__init__)``, which does not
-    (it would see ``*args`` and fail with KeyError: 'args')."""
-    obj = CHECKS.checked(obj)
-    if isinstance(obj, type):
-        obj.__init__.__signature__ = inspect.signature(obj.__init__)
-    return obj
+    (d2lcore.boundary); returns the class, or the checked function."""
+    return CHECKS.checked(obj)
 
 
 def _dtype(name, X):
