@@ -15,8 +15,9 @@ function runs, the checked layers and functions it calls are not checked again (
 call), so a Transformer's blocks do not read the same lengths back from the device once per block.
 
 The checks are found by the taught name (``AdditiveAttention``), so a class that a notebook defines again, with the
-same name and the decorator, gets the same checks as d2lcore's. A subclass that is not decorated itself runs
-without checks of its own: its arguments may differ from its parent's.
+same name and the decorator, gets the same checks as d2lcore's. The framework-neutral code's checks are in
+:data:`NEUTRAL`, where every framework's registry looks for a name it does not hold. A subclass that is not
+decorated itself runs without checks of its own: its arguments may differ from its parent's.
 """
 
 import functools
@@ -73,9 +74,11 @@ class Checks:
 
     def checked(self, obj):
         """The decorator of the taught classes and functions: attach the checks registered under ``obj``'s name
-        (see the module's docstring). Returns the class itself, or a function wrapping the function."""
+        here, or else in :data:`NEUTRAL` (see the module's docstring). Returns the class itself, or a function
+        wrapping the function."""
         name = obj.__name__
-        init, call = self.init_checks.get(name), self.call_checks.get(name)
+        init = self.init_checks.get(name, NEUTRAL.init_checks.get(name))
+        call = self.call_checks.get(name, NEUTRAL.call_checks.get(name))
         if init is None and call is None:
             raise LookupError(
                 f"d2lcore has no checks of {name!r} to attach; remove @checked"
@@ -86,6 +89,11 @@ class Checks:
         obj.__init__ = _checked_method(obj, obj.__init__, init, pass_self=False)
         obj.__call__ = _checked_method(obj, obj.__call__, call, pass_self=True)
         return obj
+
+
+NEUTRAL = Checks()
+"""The checks of the framework-neutral taught code (text, vocabularies, BLEU, plotting: ``d2lcore/checks.py``),
+which every framework's ``checked`` also finds."""
 
 
 def _run(check, args, kwargs):

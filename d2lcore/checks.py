@@ -4,6 +4,8 @@ import re
 
 import numpy
 
+from d2lcore.boundary import NEUTRAL
+
 _DIM = re.compile(r"^(\d+|[A-Za-z_]\w*)$")
 
 
@@ -450,3 +452,126 @@ def query_checker(attention, keys, check_float):
             checked.add(key)
 
     return check_queries
+
+
+# --- The checks of the framework-neutral taught code, attached by @checked (d2lcore.boundary) ---------------------
+
+
+def checked(obj):
+    """Attach the framework-neutral checks registered under the name of ``obj`` (d2lcore.boundary.NEUTRAL);
+    returns the class, or the checked function. A framework's own ``checked`` finds these checks too."""
+    return NEUTRAL.checked(obj)
+
+
+def _check_str(name, value, what="a str"):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__}")
+
+
+@NEUTRAL.call("preprocess_nmt")
+def _preprocess_nmt(text):
+    _check_str("text", text)
+
+
+@NEUTRAL.call("tokenize_nmt")
+def _tokenize_nmt(text, num_examples=None):
+    _check_str("text", text)
+    if num_examples is not None:
+        check_int("num_examples", num_examples, minimum=1)
+
+
+def _check_tokens(tokens):
+    """``tokens``: a list of str tokens, or a list of lists of them."""
+    if isinstance(tokens, str):
+        raise TypeError(
+            "tokens must be a list of tokens or a list of token lists, not a str: "
+            "split the text into tokens first"
+        )
+    for item in tokens:
+        for token in item if isinstance(item, list | tuple) else [item]:
+            if not isinstance(token, str):
+                raise TypeError(
+                    f"tokens must be str; got {type(token).__name__} {token!r}"
+                )
+
+
+@NEUTRAL.init("Vocab")
+def _vocab_init(tokens=None, min_freq=0, reserved_tokens=None):
+    check_int("min_freq", min_freq, minimum=0)
+    reserved = [] if reserved_tokens is None else list(reserved_tokens)
+    if isinstance(reserved_tokens, str) or not all(isinstance(t, str) for t in reserved):
+        raise TypeError(
+            f"reserved_tokens must be a list of str, e.g. ['<pad>', '<bos>', '<eos>']; "
+            f"got {reserved_tokens!r}"
+        )
+    if "<unk>" in reserved:
+        raise ValueError("'<unk>' is always index 0: leave it out of reserved_tokens")
+    repeated = sorted({t for t in reserved if reserved.count(t) > 1})
+    if repeated:
+        raise ValueError(f"reserved_tokens has duplicates: {repeated}")
+    if tokens is not None:
+        _check_tokens(tokens)
+
+
+@NEUTRAL.call("truncate_pad")
+def _truncate_pad(line, num_steps, padding_token):
+    check_int("num_steps", num_steps, minimum=1)
+    if isinstance(line, str | bytes) or not hasattr(line, "__iter__"):
+        raise TypeError(
+            f"line must be a list of tokens or indices; got {type(line).__name__} "
+            f"{line!r:.40}"
+            + (": split it into tokens first" if isinstance(line, str) else "")
+        )
+
+
+@NEUTRAL.call("build_array_nmt")
+def _build_array_nmt(lines, vocab, num_steps):
+    check_int("num_steps", num_steps, minimum=1)
+    missing = [t for t in ("<eos>", "<pad>") if t not in vocab]
+    if missing:
+        raise ValueError(
+            f"vocab lacks {missing}, which build_array_nmt needs; got {vocab!r}: build it with "
+            "reserved_tokens=['<pad>', '<bos>', '<eos>']"
+        )
+    lines = list(lines)
+    for i, line in enumerate(lines):
+        if not isinstance(line, list | tuple):
+            raise TypeError(
+                f"lines must be a list of token lists; lines[{i}] is a {type(line).__name__}"
+            )
+    return (lines, vocab, num_steps), {}  # a generator of lines is read once, here
+
+
+@NEUTRAL.call("nmt_arrays")
+def _nmt_arrays(num_steps, num_examples=600):
+    check_int("num_steps", num_steps, minimum=1)
+    check_int("num_examples", num_examples, minimum=1)  # tokenize_nmt's, which runs inside
+
+
+@NEUTRAL.call("encode_source")
+def _encode_source(src_sentence, src_vocab, num_steps):
+    _check_str("src_sentence", src_sentence)
+    check_vocab("src_vocab", src_vocab, ("<eos>", "<pad>"))
+    if not src_sentence.split():
+        raise ValueError(
+            "src_sentence is empty: give a sentence to translate, e.g. 'go .'"
+        )
+
+
+@NEUTRAL.call("bleu")
+def _bleu(pred_seq, label_seq, k):
+    for name, seq in (("pred_seq", pred_seq), ("label_seq", label_seq)):
+        _check_str(name, seq, "a str of space-separated tokens")
+    check_int("k", k, minimum=1)
+
+
+@NEUTRAL.call("show_heatmaps")
+def _show_heatmaps(
+    matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"
+):
+    check_shapes(matrices=(matrices, "num_rows num_cols num_queries num_keys"))
+    num_cols = matrices.shape[1]
+    if titles is not None and len(titles) != num_cols:
+        raise ValueError(
+            f"titles must name each of the {num_cols} columns; got {len(titles)}"
+        )

@@ -3,7 +3,7 @@
 import collections
 import math
 
-from d2lcore.checks import check_int
+from d2lcore.checks import checked
 
 
 def _ngrams(tokens, n):
@@ -12,6 +12,7 @@ def _ngrams(tokens, n):
     )
 
 
+@checked
 def bleu(pred_seq, label_seq, k):
     """Per-sentence BLEU of a predicted sentence against one label sentence, both
     space-separated strings: the variant of the reference book (Zhang et al., Dive into Deep
@@ -33,12 +34,6 @@ def bleu(pred_seq, label_seq, k):
     Papineni, K., Roukos, S., Ward, T., & Zhu, W.-J. (2002). BLEU: a method for automatic
     evaluation of machine translation. Proceedings of ACL, 311-318.
     """
-    for name, seq in (("pred_seq", pred_seq), ("label_seq", label_seq)):
-        if not isinstance(seq, str):
-            raise TypeError(
-                f"{name} must be a str of space-separated tokens; got {type(seq).__name__}"
-            )
-    check_int("k", k, minimum=1)
     pred = [token for token in pred_seq.split(" ") if token]
     label = [token for token in label_seq.split(" ") if token]
     if not pred:

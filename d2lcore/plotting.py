@@ -8,7 +8,7 @@ import math
 import numpy as np
 from matplotlib import pyplot as plt
 
-from d2lcore.checks import check_shapes
+from d2lcore.checks import checked
 from d2lcore.convert import to_numpy
 
 
@@ -103,6 +103,7 @@ def plot(
     return axes
 
 
+@checked
 def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
     """Draw a grid of heatmaps, e.g. of attention weights.
 
@@ -111,13 +112,8 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     share one colour scale, from min(0, smallest entry) to the largest entry, and one
     colour bar. ``titles`` label the columns of the grid.
     """
-    check_shapes(matrices=(matrices, "num_rows num_cols num_queries num_keys"))
     matrices = to_numpy(matrices)
     num_rows, num_cols = matrices.shape[:2]
-    if titles is not None and len(titles) != num_cols:
-        raise ValueError(
-            f"titles must name each of the {num_cols} columns; got {len(titles)}"
-        )
     vmin, vmax = min(matrices.min(), 0), matrices.max()
     use_svg_display()
     # "compressed": the panels keep their aspect and the rows and columns sit close together

@@ -7,10 +7,11 @@ import collections
 
 import numpy
 
-from d2lcore.checks import check_int, check_vocab
+from d2lcore.checks import checked
 from d2lcore.datasets import read_data_nmt
 
 
+@checked
 def preprocess_nmt(text):
     """Clean a corpus of ``English<TAB>French`` lines for word tokenization.
 
@@ -19,8 +20,6 @@ def preprocess_nmt(text):
     follow a space (except at the very start), so that punctuation becomes a token of its own:
     ``"Go.\\tVa !"`` -> ``"go .\\tva !"``.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
     text = text.replace("\r\n", "\n")
     # U+202F (narrow no-break space) and U+00A0 (no-break space) -> plain spaces
     text = text.replace("\u202f", " ").replace("\u00a0", " ")
@@ -33,6 +32,7 @@ def preprocess_nmt(text):
     return "".join(out)
 
 
+@checked
 def tokenize_nmt(text, num_examples=None):
     """Word tokens of the first ``num_examples`` sentence pairs of ``text`` (all if None).
 
@@ -41,10 +41,6 @@ def tokenize_nmt(text, num_examples=None):
     ``(source, target)``: two lists of the same length, one token list per sentence.
     Raises ValueError if ``text`` has fewer than ``num_examples`` pairs.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
-    if num_examples is not None:
-        check_int("num_examples", num_examples, minimum=1)
     source, target = [], []
     wide_lines = 0  # lines with more than two fields, e.g. an attribution column
     for line in text.split("\n"):
@@ -72,24 +68,15 @@ def tokenize_nmt(text, num_examples=None):
 
 
 def _flatten(tokens):
-    """A list of tokens, or a list of token lists, as one flat list of str tokens."""
-    if isinstance(tokens, str):
-        raise TypeError(
-            "tokens must be a list of tokens or a list of token lists, not a str: "
-            "split the text into tokens first"
-        )
-    flat = []
-    for item in tokens:
-        items = item if isinstance(item, list | tuple) else [item]
-        for token in items:
-            if not isinstance(token, str):
-                raise TypeError(
-                    f"tokens must be str; got {type(token).__name__} {token!r}"
-                )
-            flat.append(token)
-    return flat
+    """A list of tokens, or a list of token lists, as one flat list of tokens."""
+    return [
+        token
+        for item in tokens
+        for token in (item if isinstance(item, list | tuple) else [item])
+    ]
 
 
+@checked
 class Vocab:
     """A vocabulary: token <-> index.
 
@@ -104,20 +91,7 @@ class Vocab:
     """
 
     def __init__(self, tokens=None, min_freq=0, reserved_tokens=None):
-        check_int("min_freq", min_freq, minimum=0)
         reserved = [] if reserved_tokens is None else list(reserved_tokens)
-        if isinstance(reserved_tokens, str) or not all(
-            isinstance(t, str) for t in reserved
-        ):
-            raise TypeError(
-                f"reserved_tokens must be a list of str, e.g. ['<pad>', '<bos>', '<eos>']; "
-                f"got {reserved_tokens!r}"
-            )
-        if "<unk>" in reserved:
-            raise ValueError("'<unk>' is always index 0: leave it out of reserved_tokens")
-        repeated = sorted({t for t in reserved if reserved.count(t) > 1})
-        if repeated:
-            raise ValueError(f"reserved_tokens has duplicates: {repeated}")
         counter = collections.Counter(_flatten([] if tokens is None else tokens))
         # sorted() is stable and a Counter keeps first-occurrence order: ties stay in that order
         self._token_freqs = sorted(counter.items(), key=lambda item: -item[1])
@@ -179,24 +153,19 @@ class Vocab:
         return f"Vocab({len(self)} tokens: {head}{more})"
 
 
+@checked
 def truncate_pad(line, num_steps, padding_token):
     """The first ``num_steps`` items of ``line``, right-padded with ``padding_token`` if shorter.
 
     ``line``: a list (of tokens or indices); returns a new list of length ``num_steps``.
     """
-    check_int("num_steps", num_steps, minimum=1)
-    if isinstance(line, str | bytes) or not hasattr(line, "__iter__"):
-        raise TypeError(
-            f"line must be a list of tokens or indices; got {type(line).__name__} "
-            f"{line!r:.40}"
-            + (": split it into tokens first" if isinstance(line, str) else "")
-        )
     line = list(line)
     if len(line) > num_steps:
         return line[:num_steps]
     return line + [padding_token] * (num_steps - len(line))
 
 
+@checked
 def build_array_nmt(lines, vocab, num_steps):
     """Token lists -> one row of indices each, ``<eos>`` appended, then truncated or padded.
 
@@ -205,19 +174,6 @@ def build_array_nmt(lines, vocab, num_steps):
     shape (n,), the number of entries of each row that are not ``<pad>``; both NumPy int32.
     A line of num_steps tokens or more loses its ``<eos>`` to truncation.
     """
-    check_int("num_steps", num_steps, minimum=1)
-    missing = [t for t in ("<eos>", "<pad>") if t not in vocab]
-    if missing:
-        raise ValueError(
-            f"vocab lacks {missing}, which build_array_nmt needs; got {vocab!r}: build it with "
-            "reserved_tokens=['<pad>', '<bos>', '<eos>']"
-        )
-    lines = list(lines)
-    for i, line in enumerate(lines):
-        if not isinstance(line, list | tuple):
-            raise TypeError(
-                f"lines must be a list of token lists; lines[{i}] is a {type(line).__name__}"
-            )
     pad, eos = vocab["<pad>"], vocab["<eos>"]
     rows = [truncate_pad([*vocab[list(line)], eos], num_steps, pad) for line in lines]
     array = numpy.array(rows, dtype=numpy.int32).reshape(len(rows), num_steps)
@@ -225,13 +181,13 @@ def build_array_nmt(lines, vocab, num_steps):
     return array, valid_len
 
 
+@checked
 def nmt_arrays(num_steps, num_examples=600):
     """The first ``num_examples`` pairs of the project's English–French training corpus as
     ((X (n, num_steps), X_valid_len (n,), Y (n, num_steps), Y_valid_len (n,)), src_vocab,
     tgt_vocab): NumPy int32 arrays whose rows end with ``<eos>`` and are padded with
     ``<pad>``; vocabularies of the tokens seen at least twice, with ``<pad>``, ``<bos>``,
     ``<eos>`` reserved."""
-    check_int("num_steps", num_steps, minimum=1)
     source, target = tokenize_nmt(preprocess_nmt(read_data_nmt()), num_examples)
     reserved = ["<pad>", "<bos>", "<eos>"]
     src_vocab = Vocab(source, min_freq=2, reserved_tokens=reserved)
@@ -241,17 +197,11 @@ def nmt_arrays(num_steps, num_examples=600):
     return (src_array, src_valid_len, tgt_array, tgt_valid_len), src_vocab, tgt_vocab
 
 
+@checked
 def encode_source(src_sentence, src_vocab, num_steps):
     """A sentence to translate -> (``num_steps`` token indices: its tokens, ``<eos>``, then
     ``<pad>``; its valid length, counted after truncation to ``num_steps``)."""
-    if not isinstance(src_sentence, str):
-        raise TypeError(f"src_sentence must be a str; got {type(src_sentence).__name__}")
-    check_vocab("src_vocab", src_vocab, ("<eos>", "<pad>"))
     tokens = preprocess_nmt(src_sentence).split()
-    if not tokens:
-        raise ValueError(
-            "src_sentence is empty: give a sentence to translate, e.g. 'go .'"
-        )
     indices = [*src_vocab[tokens], src_vocab["<eos>"]]
     return truncate_pad(indices, num_steps, src_vocab["<pad>"]), min(
         len(indices), num_steps
