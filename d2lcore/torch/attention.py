@@ -6,9 +6,9 @@ import math
 import torch
 from torch import nn
 
-from d2lcore.checks import check_fix_keys, query_checker
+from d2lcore.checks import query_checker
 
-from .checks import check_float, check_valid_lens, checked
+from .checks import check_float, checked
 from .layers import Dropout, row_softmax
 
 
@@ -57,6 +57,7 @@ class AdditiveAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
+@checked
 def fix_keys(attention, keys, values, valid_lens=None):
     """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
     of the same keys and values: W_k is applied to the keys once, here, not at every
@@ -65,8 +66,6 @@ def fix_keys(attention, keys, values, valid_lens=None):
     Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
     weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
     valid_lens)`` and of its attention_weights."""
-    hooks = (check_float, check_valid_lens)  # this framework's
-    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
     keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
     mask = None  # masked_softmax's (batch, 1, keys) mask, built once
     if valid_lens is not None:

@@ -8,20 +8,28 @@ import torch
 from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
+    check_epoch_tokens,
+    check_fix_keys,
     check_heads,
     check_int,
     check_lengths,
     check_positions,
     check_real,
+    check_seq2seq_batch,
     check_shapes,
+    check_sizes,
+    check_steps,
     check_training_points,
+    check_vocab,
     dtype_error,
     token_ids_error,
     valid_lens_spec,
 )
+from d2lcore.transformer import check_decoder_state, check_width
 
 CHECKS = Checks()
 """The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
@@ -225,3 +233,297 @@ def _train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     check_float(queries=queries, keys=keys, values=values, targets=targets)
     check_real("lr", lr, minimum=0)
     check_int("num_epochs", num_epochs, minimum=1)
+
+
+# --- sections 4 and 5: the encoder–decoder, the masked loss, training and translation ----------------------
+
+
+@CHECKS.init("Seq2SeqEncoder")
+@CHECKS.init("Seq2SeqAttentionDecoder")
+def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+    check_dropout(dropout)
+
+
+@CHECKS.call("Seq2SeqEncoder")
+def _seq2seq_encoder_call(layer, X, *args):
+    check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
+    check_token_ids("X", X, layer.embedding.num_embeddings)
+
+
+@CHECKS.call("Seq2SeqAttentionDecoder")
+def _seq2seq_decoder_call(layer, X, state):
+    check_decoder_call(X, state, layer.embedding.num_embeddings)
+
+
+def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    state = (enc_outputs, enc_valid_lens, (None,) * len(decoder.blks))
+    check_decoder_state(state, len(decoder.blks), decoder.num_hiddens)
+
+
+def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
+_INIT_STATE_CHECKS = {
+    "Seq2SeqAttentionDecoder": _seq2seq_decoder_init_state,
+    "TransformerDecoder": _transformer_decoder_init_state,
+}
+
+
+@CHECKS.call("init_state")
+def _init_state(decoder, *args, **kwargs):
+    """The check of a decoder's ``init_state``, by the decoder's taught class (the method is
+    decorated with @checked)."""
+    check = _INIT_STATE_CHECKS.get(getattr(type(decoder), "__d2l_checked__", None))
+    if check is not None:
+        check(decoder, *args, **kwargs)
+
+
+@CHECKS.call("fix_keys")
+def _fix_keys(attention, keys, values, valid_lens=None):
+    from .attention import AdditiveAttention  # attention.py imports this module
+
+    hooks = (check_float, check_valid_lens)
+    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
+
+
+@CHECKS.call("sequence_mask")
+def _sequence_mask(X, valid_len, value=0):
+    if not torch.is_tensor(X):
+        raise TypeError(f"X must be a torch.Tensor; got {type(X).__name__}")
+    if X.dim() < 2:
+        raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
+    check_real("value", value, finite=False)
+    valid_len = torch.as_tensor(valid_len, device=X.device)
+    check_lengths("valid_len", _lengths(valid_len))
+    if tuple(valid_len.shape) != (X.shape[0],):
+        raise ValueError(
+            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
+            f"{tuple(X.shape)}; got {tuple(valid_len.shape)}"
+        )
+    return (X, valid_len, value), {}
+
+
+@CHECKS.call("MaskedSoftmaxCELoss")
+def _masked_softmax_ce_loss_call(layer, pred, label, valid_len):
+    check_shapes(
+        pred=(pred, "batch steps vocab"),
+        label=(label, "batch steps"),
+        valid_len=(valid_len, "batch"),
+    )
+    check_float(pred=pred)
+    check_token_ids("label", label, pred.shape[-1])
+    check_valid_lens("valid_len", valid_len)
+
+
+def _on_host(X):
+    """X's values as NumPy: without a wait where X lives on the CPU (as load_data_nmt's
+    batches do, before the training loop copies them to the device)."""
+    if not torch.is_tensor(X):
+        raise TypeError(
+            "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len); "
+            f"got a {type(X).__name__} in one"
+        )
+    X = X.detach()
+    return X.numpy() if X.device.type == "cpu" else X.cpu().numpy()
+
+
+class _CheckedBatches:
+    """``data_iter`` for train_seq2seq, whose batches are checked as they come, on the host
+    where they live, before the loop copies them to the device: each is (X, X_valid_len,
+    Y, Y_valid_len) (check_seq2seq_batch); X and Y hold token indices of the encoder's and
+    the decoder's embeddings; the lengths are lengths; every epoch has target tokens.
+    Inside train_seq2seq the model's own checks do not run (d2lcore.boundary)."""
+
+    def __init__(self, data_iter, net):
+        self.data_iter, self.epoch = data_iter, 0
+        self.vocab_sizes = {
+            name: getattr(getattr(part, "embedding", None), "num_embeddings", None)
+            for name, part in (("X", net.encoder), ("Y", net.decoder))
+        }
+
+    def __iter__(self):
+        tokens = 0
+        for batch in self.data_iter:
+            batch = check_seq2seq_batch(batch)  # shapes first
+            X, X_valid_len, Y, Y_valid_len = (_on_host(t) for t in batch)
+            for name, ids in (("X", X), ("Y", Y)):
+                if ids.dtype.kind not in "iu":
+                    raise dtype_error(name, ids.dtype, "an integer")
+                size = self.vocab_sizes[name]
+                if size is not None and ((ids < 0) | (ids >= size)).any():
+                    raise token_ids_error(name, ids, size)
+            check_lengths("X_valid_len", X_valid_len)
+            check_lengths("Y_valid_len", Y_valid_len)
+            tokens += int(Y_valid_len.sum())
+            yield batch
+        check_epoch_tokens(self.epoch, tokens)
+        self.epoch += 1
+
+
+@CHECKS.call("train_seq2seq")
+def _train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, minimum=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
+    data_iter = _CheckedBatches(data_iter, net)
+    return (net, data_iter, lr, num_epochs, tgt_vocab, device), {}
+
+
+@CHECKS.call("predict_seq2seq")
+def _predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
+
+
+# --- section 8: the Transformer ----------------------------------------------------------------------------
+#
+# The blocks' inner layers (attention, AddNorm, FFN, positional encoding) are built and called inside a checked
+# call, so not checked again: the checks of a block, an encoder or a decoder check their arguments too.
+
+
+class _Shape:
+    """Something of shape ``shape``, for the checks that look at shapes only."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+@CHECKS.init("PositionWiseFFN")
+def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
+
+
+@CHECKS.call("PositionWiseFFN")
+def _position_wise_ffn_call(layer, X):
+    check_float(X=X)
+    check_built_widths(layer, X=X)
+
+
+@CHECKS.init("AddNorm")
+def _add_norm_init(dropout):
+    check_dropout(dropout)
+
+
+@CHECKS.call("AddNorm")
+def _add_norm_call(layer, X, Y):
+    check_float(X=X, Y=Y)
+    check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
+
+
+@CHECKS.init("TransformerEncoderBlock")
+@CHECKS.init("TransformerDecoderBlock")
+def _transformer_block_init(
+    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+):
+    check_bool("use_bias", use_bias)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_dropout(dropout)
+
+
+@CHECKS.init("TransformerEncoder")
+@CHECKS.init("TransformerDecoder")
+def _transformer_init(
+    vocab_size,
+    num_hiddens,
+    ffn_num_hiddens,
+    num_heads,
+    num_layers,
+    dropout,
+    use_bias=False,
+    max_len=1000,
+):
+    check_bool("use_bias", use_bias)
+    check_int("vocab_size", vocab_size, minimum=1)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("num_layers", num_layers, minimum=1)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_dropout(dropout)
+    check_int("max_len", max_len, minimum=1)
+
+
+def _width(block):
+    """A Transformer block's num_hiddens: the size of its attention's output."""
+    return block.ffn.dense2.out_features
+
+
+def _lengths_for(valid_lens, X, name, queries="steps"):
+    """valid_lens (None, or (batch,) or (batch, ``queries``) lengths, checked once) for X
+    (batch, steps, ...), as a tensor."""
+    valid_lens = _as_lengths(valid_lens, X)
+    if valid_lens is not None:
+        spec = valid_lens_spec(valid_lens, queries)
+        check_shapes(
+            X=(X, f"batch steps{' h' * (X.dim() - 2)}"), **{name: (valid_lens, spec)}
+        )
+        check_valid_lens(name, valid_lens)
+    return valid_lens
+
+
+@CHECKS.call("TransformerEncoderBlock")
+def _transformer_encoder_block_call(layer, X, valid_lens=None):
+    check_float(X=X)
+    check_width("X", X.shape, _width(layer))
+    check_built_widths(layer.attention, queries=X, keys=X, values=X)
+    return (layer, X, _lengths_for(valid_lens, X, "valid_lens")), {}
+
+
+@CHECKS.call("TransformerEncoder")
+def _transformer_encoder_call(layer, X, valid_lens=None):
+    batch, steps = check_shapes(X=(X, "batch steps")).values()
+    check_token_ids("X", X, layer.embedding.num_embeddings)
+    _, max_len, num_hiddens = layer.pos_encoding.P.shape
+    check_positions(_Shape((batch, steps, num_hiddens)), num_hiddens, 0, max_len)
+    return (layer, X, _lengths_for(valid_lens, X, "valid_lens")), {}
+
+
+def _decoder_block_inputs(block, X, enc_outputs, enc_valid_lens, cache):
+    """The checks of a TransformerDecoderBlock's inputs (see its docstring)."""
+    check_float(X=X, enc_outputs=enc_outputs)
+    num_hiddens = _width(block)
+    batch = check_width("X", X.shape, num_hiddens)[0]
+    check_width("enc_outputs", enc_outputs.shape, num_hiddens, batch)
+    if cache is not None:
+        check_width("cache", cache.shape, num_hiddens, batch)
+        check_float(cache=cache)
+    enc_valid_lens = _as_lengths(enc_valid_lens, X)
+    if enc_valid_lens is not None:
+        check_shapes(X=(X, "batch steps h"), enc_valid_lens=(enc_valid_lens, "batch"))
+        check_valid_lens("enc_valid_lens", enc_valid_lens)
+    return enc_valid_lens
+
+
+@CHECKS.call("TransformerDecoderBlock")
+def _transformer_decoder_block_call(
+    layer, X, enc_outputs, enc_valid_lens=None, cache=None
+):
+    enc_valid_lens = _decoder_block_inputs(layer, X, enc_outputs, enc_valid_lens, cache)
+    return (layer, X, enc_outputs, enc_valid_lens, cache), {}
+
+
+@CHECKS.call("TransformerDecoder")
+def _transformer_decoder_call(layer, X, state):
+    batch, steps = check_shapes(X=(X, "batch steps")).values()
+    check_token_ids("X", X, layer.embedding.num_embeddings)
+    num_layers, num_hiddens = len(layer.blks), layer.num_hiddens
+    past = check_decoder_state(state, num_layers, num_hiddens, batch)
+    _, max_len, _ = layer.pos_encoding.P.shape
+    check_positions(_Shape((batch, steps, num_hiddens)), num_hiddens, past, max_len)
+    enc_outputs, enc_valid_lens, caches = state
+    check_float(enc_outputs=enc_outputs)
+    if enc_valid_lens is not None:
+        check_valid_lens("enc_valid_lens", enc_valid_lens)

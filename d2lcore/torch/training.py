@@ -2,13 +2,6 @@
 
 import torch
 
-from d2lcore.checks import (
-    check_epoch_tokens,
-    check_int,
-    check_real,
-    check_seq2seq_batch,
-    check_vocab,
-)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -16,6 +9,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
+from .checks import checked
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
 
@@ -73,6 +67,7 @@ class ClippedAdam:
             p.grad = None
 
 
+@checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
 
@@ -82,9 +77,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     clipped to 1. Plots the loss every 10 epochs, shows the final loss and the speed
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
-    check_int("num_epochs", num_epochs, minimum=1)
-    check_real("lr", lr, minimum=0)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     net.to(device)
     _initialize(net, device)
     optimizer = ClippedAdam(net.parameters(), lr, max_norm=1)
@@ -100,7 +92,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         loss_sum = torch.zeros((), device=device)
         num_tokens = torch.zeros((), dtype=torch.long, device=device)
         for batch in data_iter:
-            batch = check_seq2seq_batch(batch)  # shapes only: no wait
             X, X_valid_len, Y, Y_valid_len = (t.to(device) for t in batch)
             # Teacher forcing: the decoder reads <bos>, then the target shifted by one
             bos_column = torch.full((Y.shape[0], 1), bos, dtype=Y.dtype, device=device)
@@ -112,7 +103,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             optimizer.step()  # clips the gradient's global norm to 1, then Adam
             loss_sum += loss.detach()
             num_tokens += tokens
-        check_epoch_tokens(epoch, int(num_tokens))
         losses.append((loss_sum / num_tokens).item())  # the one wait of the epoch
         total_tokens += int(num_tokens)
         # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
@@ -122,6 +112,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     return losses
 
 
+@checked
 def predict_seq2seq(
     net,
     src_sentence,
@@ -141,8 +132,6 @@ def predict_seq2seq(
     (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
     (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
     num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
-    check_int("num_steps", num_steps, minimum=1)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     net.eval()

@@ -7,24 +7,16 @@ import math
 import torch
 from torch import nn
 
-from d2lcore.checks import (
-    check_add_norm,
-    check_bool,
-    check_built_widths,
-    check_dropout,
-    check_heads,
-    check_int,
-    check_shapes,
-)
-from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
+from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import check_float, check_token_ids
+from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import Dropout, LazyLayerNorm
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
+@checked
 class PositionWiseFFN(nn.Module):
     """The same two-layer MLP at every position: dense2(relu(dense1(X))).
 
@@ -32,18 +24,15 @@ class PositionWiseFFN(nn.Module):
 
     def __init__(self, ffn_num_hiddens, ffn_num_outputs):
         super().__init__()
-        check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-        check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
         self.dense1 = nn.LazyLinear(ffn_num_hiddens)
         self.relu = nn.ReLU()
         self.dense2 = nn.LazyLinear(ffn_num_outputs)
 
     def forward(self, X):
-        check_float(X=X)
-        check_built_widths(self, X=X)
         return self.dense2(self.relu(self.dense1(X)))
 
 
+@checked
 class AddNorm(nn.Module):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
@@ -53,15 +42,14 @@ class AddNorm(nn.Module):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = Dropout(check_dropout(dropout))
+        self.dropout = Dropout(dropout)
         self.ln = LazyLayerNorm(LAYER_NORM_EPS)
 
     def forward(self, X, Y):
-        check_float(X=X, Y=Y)
-        check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return self.ln(self.dropout(Y) + X)
 
 
+@checked
 class TransformerEncoderBlock(nn.Module):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
@@ -71,20 +59,17 @@ class TransformerEncoderBlock(nn.Module):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
-        check_float(X=X)
-        check_width("X", X.shape, self.num_hiddens)
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
         return self.addnorm2(Y, self.ffn(Y))
 
 
+@checked
 class TransformerEncoder(Encoder):
     """Token embeddings times sqrt(num_hiddens), plus positional encodings, then
     ``num_layers`` encoder blocks.
@@ -105,11 +90,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList(
@@ -120,8 +101,6 @@ class TransformerEncoder(Encoder):
         )
 
     def forward(self, X, valid_lens=None):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
         for blk in self.blks:
@@ -135,6 +114,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else torch.stack(weights, dim=1)
 
 
+@checked
 class TransformerDecoderBlock(nn.Module):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
@@ -151,8 +131,6 @@ class TransformerDecoderBlock(nn.Module):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
         )
@@ -165,14 +143,8 @@ class TransformerDecoderBlock(nn.Module):
         self.addnorm3 = AddNorm(dropout)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
-        check_float(X=X, enc_outputs=enc_outputs)
-        batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
-        check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
-        if cache is None:
-            key_values = X
-        else:
-            check_width("cache", cache.shape, self.num_hiddens, batch)
-            key_values = torch.cat((cache, X), dim=1)
+        batch, steps = X.shape[0], X.shape[1]
+        key_values = X if cache is None else torch.cat((cache, X), dim=1)
         past = key_values.shape[1] - steps
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = torch.arange(past + 1, past + steps + 1, device=X.device)
@@ -186,6 +158,7 @@ class TransformerDecoderBlock(nn.Module):
         return self.addnorm3(Z, self.ffn(Z)), key_values
 
 
+@checked
 class TransformerDecoder(AttentionDecoder):
     """Token embeddings times sqrt(num_hiddens), plus the positional encodings of their
     real positions, then ``num_layers`` decoder blocks and a dense layer to vocab_size.
@@ -210,11 +183,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        self.num_layers = check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens, self.num_layers = num_hiddens, num_layers
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList(
@@ -225,16 +194,13 @@ class TransformerDecoder(AttentionDecoder):
         )
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
+    @checked
     def init_state(self, enc_outputs, enc_valid_lens=None):
-        state = (enc_outputs, enc_valid_lens, (None,) * self.num_layers)
-        check_decoder_state(state, self.num_layers, self.num_hiddens)
-        return state
+        return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 
     def forward(self, X, state):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
-        past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
+        past = 0 if caches[0] is None else caches[0].shape[1]  # positions decoded before
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), past)
         new_caches = []
