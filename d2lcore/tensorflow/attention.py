@@ -6,9 +6,9 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import check_fix_keys, query_checker
+from d2lcore.checks import query_checker
 
-from .checks import check_float, check_valid_lens, checked
+from .checks import check_float, checked
 from .layers import Dropout
 
 
@@ -58,18 +58,17 @@ class AdditiveAttention(keras.layers.Layer):
         return tf.matmul(weights, values)
 
 
+@checked
 def fix_keys(attention, keys, values, valid_lens=None):
     """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
     of the same keys and values: W_k is applied to the keys once, here, not at every
-    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
+    step. keys (batch, keys, k), values (batch, keys, v), floats; valid_lens None or
+    (batch,) lengths.
 
     Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (context (batch, 1, v),
     weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
-    valid_lens)`` and of its attention_weights."""
-    if valid_lens is not None:
-        valid_lens = tf.convert_to_tensor(valid_lens)
-    hooks = (check_float, check_valid_lens)  # this framework's
-    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
+    valid_lens)`` and of its attention_weights. attend checks its queries itself (the
+    boundary checks fix_keys' arguments, not those of the function it returns)."""
     # Keras marks a layer built when it is called, and attend calls only the sublayers
     attention.built = True
     keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend

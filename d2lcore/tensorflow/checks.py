@@ -5,6 +5,7 @@ classes and functions, registered by taught name in ``CHECKS`` and attached by `
 
 import contextlib
 import re
+import types
 
 import numpy
 import tensorflow as tf
@@ -12,20 +13,28 @@ import tensorflow as tf
 from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
+    check_epoch_tokens,
+    check_fix_keys,
     check_heads,
     check_int,
     check_lengths,
     check_positions,
     check_real,
+    check_seq2seq_batch,
     check_shapes,
+    check_sizes,
+    check_steps,
     check_training_points,
+    check_vocab,
     dtype_error,
     token_ids_error,
     valid_lens_spec,
 )
+from d2lcore.transformer import check_decoder_state, check_width
 
 CHECKS = Checks()
 """The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
@@ -118,14 +127,14 @@ check_decoder_init, check_decoder_call = checks.decoder_checks(check_token_ids, 
 # --- the checks of the taught classes and functions (attached by @checked) ----------------------------------
 
 
-def _valid_lens(valid_lens, shapes, queries="n_q"):
-    """valid_lens made a tensor, its shape (batch,) or (batch, <queries>) checked with the
-    ``shapes`` of the other arguments (check_shapes' pairs by name), its values checked
-    (check_valid_lens)."""
+def _valid_lens(valid_lens, shapes, queries="n_q", name="valid_lens"):
+    """valid_lens (the argument ``name``) made a tensor, its shape (batch,) or (batch,
+    <queries>) checked with the ``shapes`` of the other arguments (check_shapes' pairs by
+    name), its values checked (check_valid_lens)."""
     valid_lens = tf.convert_to_tensor(valid_lens)
     spec = valid_lens_spec(valid_lens, queries)
-    check_shapes(**shapes, valid_lens=(valid_lens, spec))
-    check_valid_lens("valid_lens", valid_lens)
+    check_shapes(**shapes, **{name: (valid_lens, spec)})
+    check_valid_lens(name, valid_lens)
     return valid_lens
 
 
@@ -262,11 +271,269 @@ def _positional_encoding_call(layer, X, offset=0, training=None):
     steps = check_positions(X, num_hiddens, offset, max_len)
     check_float(X=X)
     if steps is None:  # unknown until run time (tf.function): check it in the graph
-        tf.debugging.assert_less_equal(
-            offset + tf.shape(X)[1],
-            max_len,
-            message=marked(
-                f"X must have at most max_len - offset = {max_len} - offset steps; "
-                "got more inside a TensorFlow graph: raise max_len"
-            ),
+        _assert_positions_fit(X, offset, max_len)
+
+
+def _assert_positions_fit(X, offset, max_len):
+    """Inside tf.function, where the number of steps of X (batch, steps, ...) is unknown: a
+    graph assertion that the positions offset, ..., offset + steps - 1 fit in a table of
+    max_len positions (failing with our message, see graph_errors)."""
+    tf.debugging.assert_less_equal(
+        offset + tf.shape(X)[1],
+        max_len,
+        message=marked(
+            f"X must have at most max_len - offset = {max_len} - offset steps; "
+            "got more inside a TensorFlow graph: raise max_len"
+        ),
+    )
+
+
+# Sections 4 and 5: sequence to sequence learning, with Bahdanau attention
+
+
+def _vocab_size(layer):
+    """The number of token indices that ``layer`` (an encoder or a decoder) embeds: the size
+    of its keras.layers.Embedding ``embedding``; None for a layer without one."""
+    return getattr(getattr(layer, "embedding", None), "input_dim", None)
+
+
+@CHECKS.init("Seq2SeqEncoder")
+@CHECKS.init("Seq2SeqAttentionDecoder")
+def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+    check_dropout(dropout)
+
+
+@CHECKS.call("Seq2SeqEncoder")
+def _seq2seq_encoder_call(encoder, X, *args, training=None):
+    check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
+    check_token_ids("X", X, _vocab_size(encoder))
+
+
+@CHECKS.call("Seq2SeqAttentionDecoder")
+def _seq2seq_attention_decoder_call(decoder, X, state, training=None):
+    check_decoder_call(X, state, _vocab_size(decoder))
+
+
+@CHECKS.call("fix_keys")
+def _fix_keys(attention, keys, values, valid_lens=None):
+    from .attention import AdditiveAttention  # here: attention.py imports this module
+
+    if valid_lens is not None:
+        valid_lens = tf.convert_to_tensor(valid_lens)
+    hooks = (check_float, check_valid_lens)  # this framework's
+    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
+    return (attention, keys, values, valid_lens), {}
+
+
+@CHECKS.call("sequence_mask")
+def _sequence_mask(X, valid_len, value=0):
+    X = tf.convert_to_tensor(X)
+    if X.shape.rank < 2:
+        raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
+    check_real("value", value, finite=False)
+    valid_len = tf.convert_to_tensor(valid_len)
+    # None in a traced graph (train_seq2seq checked the batch)
+    lengths = _lengths(valid_len)
+    if lengths is not None:
+        check_lengths("valid_len", lengths)
+    if valid_len.shape.rank != 1 or valid_len.shape[0] not in (None, X.shape[0]):
+        raise ValueError(
+            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
+            f"{tuple(X.shape)}; got {tuple(valid_len.shape)}"
         )
+    return (X, valid_len, value), {}
+
+
+@CHECKS.call("MaskedSoftmaxCELoss")
+def _masked_softmax_ce_loss_call(loss, pred, label, valid_len, training=None):
+    check_shapes(
+        pred=(pred, "batch steps vocab"),
+        label=(label, "batch steps"),
+        valid_len=(valid_len, "batch"),
+    )
+    check_float(pred=pred)
+    check_token_ids("label", label, pred.shape[-1])
+    # None in a traced graph (train_seq2seq checked the batch)
+    lengths = _lengths(valid_len)
+    if lengths is not None:
+        check_lengths("valid_len", lengths)
+
+
+def _check_batch(net, batch):
+    """One batch of train_seq2seq's data_iter, checked eagerly (the values that the compiled
+    step cannot check): shapes, token indices within the vocabularies of net's encoder and
+    decoder, valid lengths. Returns the batch as a tuple, and its number of target tokens."""
+    X, X_valid_len, Y, Y_valid_len = batch = check_seq2seq_batch(batch)
+    for name, ids, layer in (("X", X, net.encoder), ("Y", Y, net.decoder)):
+        if _vocab_size(layer) is not None:
+            check_token_ids(name, ids, _vocab_size(layer))
+    check_lengths("X_valid_len", X_valid_len.numpy())
+    lengths = Y_valid_len.numpy()
+    check_lengths("Y_valid_len", lengths)
+    return batch, lengths.sum()
+
+
+class _CheckedBatches:
+    """train_seq2seq's data_iter, read once per epoch as it is: each batch is checked
+    (:func:`_check_batch`) as it is read, before its compiled step, and an epoch without
+    target tokens (a loss of 0 / 0) raises check_epoch_tokens' ValueError."""
+
+    def __init__(self, net, data_iter):
+        self.net, self.data_iter, self.epoch = net, data_iter, 0
+
+    def __iter__(self):
+        tokens = 0
+        for batch in self.data_iter:
+            batch, batch_tokens = _check_batch(self.net, batch)
+            tokens += batch_tokens
+            yield batch
+        check_epoch_tokens(self.epoch, tokens)
+        self.epoch += 1
+
+
+@CHECKS.call("train_seq2seq")
+def _train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, minimum=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
+    batches = _CheckedBatches(net, data_iter)  # checks each batch as training reads it
+    return (net, batches, lr, num_epochs, tgt_vocab, device), {}
+
+
+@CHECKS.call("predict_seq2seq")
+def _predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
+
+
+# Section 8: the Transformer
+
+
+@CHECKS.init("PositionWiseFFN")
+def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
+
+
+@CHECKS.call("PositionWiseFFN")
+def _position_wise_ffn_call(ffn, X, training=None):
+    check_float(X=X)
+    check_built_widths(ffn, X=X)
+
+
+@CHECKS.init("AddNorm")
+def _add_norm_init(dropout):
+    check_dropout(dropout)
+
+
+@CHECKS.call("AddNorm")
+def _add_norm_call(layer, X, Y, training=None):
+    check_float(X=X, Y=Y)
+    check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
+
+
+@CHECKS.init("TransformerEncoderBlock")
+@CHECKS.init("TransformerDecoderBlock")
+def _transformer_block_init(
+    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+):
+    check_bool("use_bias", use_bias)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_dropout(dropout)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+
+
+def _width(block):
+    """A Transformer block's num_hiddens: the size of its FFN's outputs."""
+    return block.ffn.dense2.units
+
+
+@CHECKS.call("TransformerEncoderBlock")
+def _transformer_encoder_block_call(block, X, valid_lens=None, training=None):
+    check_float(X=X)
+    check_width("X", X.shape, _width(block))
+    if valid_lens is not None:  # checked here once, not by the attention
+        valid_lens = _valid_lens(valid_lens, dict(X=(X, "batch n_q num_hiddens")))
+    return (block, X, valid_lens), {"training": training}
+
+
+@CHECKS.call("TransformerDecoderBlock")
+def _transformer_decoder_block_call(
+    block, X, enc_outputs, enc_valid_lens=None, cache=None, training=None
+):
+    check_float(X=X, enc_outputs=enc_outputs)
+    batch = check_width("X", X.shape, _width(block))[0]
+    check_width("enc_outputs", enc_outputs.shape, _width(block), batch)
+    if cache is not None:
+        check_width("cache", cache.shape, _width(block), batch)
+    if enc_valid_lens is not None:  # checked here once, not by the cross-attention
+        shapes = dict(X=(X, "batch n_q num_hiddens"))
+        enc_valid_lens = _valid_lens(enc_valid_lens, shapes, name="enc_valid_lens")
+    return (block, X, enc_outputs, enc_valid_lens, cache), {"training": training}
+
+
+@CHECKS.init("TransformerEncoder")
+@CHECKS.init("TransformerDecoder")
+def _transformer_init(
+    vocab_size,
+    num_hiddens,
+    ffn_num_hiddens,
+    num_heads,
+    num_layers,
+    dropout,
+    use_bias=False,
+    max_len=1000,
+):
+    check_bool("use_bias", use_bias)
+    check_int("vocab_size", vocab_size, minimum=1)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("num_layers", num_layers, minimum=1)
+    check_int("max_len", max_len, minimum=1)
+    check_dropout(dropout)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+
+
+def _token_positions(layer, X, offset):
+    """For the token indices X (batch, steps) that ``layer`` (a Transformer encoder or
+    decoder) places at positions offset, ..., offset + steps - 1 of its pos_encoding's
+    table: they must fit in it (PositionalEncoding's check, for the embeddings' shape)."""
+    _, max_len, num_hiddens = layer.pos_encoding.P.shape
+    embeddings = types.SimpleNamespace(shape=(*X.shape, num_hiddens))  # their shape
+    if check_positions(embeddings, num_hiddens, offset, max_len) is None:  # tf.function
+        _assert_positions_fit(X, offset, max_len)
+
+
+@CHECKS.call("TransformerEncoder")
+def _transformer_encoder_call(encoder, X, valid_lens=None, training=None):
+    check_shapes(X=(X, "batch steps"))
+    check_token_ids("X", X, _vocab_size(encoder))
+    _token_positions(encoder, X, 0)
+    if valid_lens is not None:  # checked here once, not by each block
+        valid_lens = _valid_lens(valid_lens, dict(X=(X, "batch n_q")))
+    return (encoder, X, valid_lens), {"training": training}
+
+
+@CHECKS.call("TransformerDecoder")
+def _transformer_decoder_call(decoder, X, state, training=None):
+    check_shapes(X=(X, "batch steps"))
+    check_token_ids("X", X, _vocab_size(decoder))
+    past = check_decoder_state(state, decoder.num_layers, decoder.num_hiddens, X.shape[0])
+    if past is not None:  # else known when the graph runs: the decoder checks it then
+        _token_positions(decoder, X, past)
+    enc_outputs, enc_valid_lens, caches = state
+    if enc_valid_lens is not None:  # checked here once, not by each block
+        shapes = dict(X=(X, "batch n_q"))
+        enc_valid_lens = _valid_lens(enc_valid_lens, shapes, name="enc_valid_lens")
+    return (decoder, X, (enc_outputs, enc_valid_lens, caches)), {"training": training}

@@ -4,59 +4,46 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import (
-    check_dropout,
-    check_lengths,
-    check_real,
-    check_shapes,
-    check_sizes,
-    check_steps,
-)
-
 from .attention import AdditiveAttention, fix_keys
-from .checks import check_decoder_call, check_decoder_init, check_float, check_token_ids
+from .checks import check_decoder_init, checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
 
+@checked
 class Seq2SeqEncoder(Encoder):
     """Embedding, then a ``num_layers``-layer GRU with dropout between layers.
 
-    X (batch, steps) of token indices -> (outputs (batch, steps, num_hiddens): the last
-    layer's state at every step, state (num_layers, batch, num_hiddens): every layer's
-    state after the last step)."""
+    X (batch, steps >= 1) of token indices 0 ... vocab_size - 1 -> (outputs (batch, steps,
+    num_hiddens): the last layer's state at every step, state (num_layers, batch,
+    num_hiddens): every layer's state after the last step)."""
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
-        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
-        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
-        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.embedding = keras.layers.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
 
     def call(self, X, *args, training=None):
-        check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
-        check_token_ids("X", X, self.vocab_size)
         embs = self.embedding(X)
         outputs, state = self.rnn(embs, training=training)  # the initial state is zeros
         return outputs, state
 
 
+@checked
 class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
     and values, gives a context c_{t'}; [c_{t'}, embedding of y_{t'-1}] is the GRU's
     input.
 
-    State: (enc_outputs (batch, src_steps, num_hiddens), hidden (num_layers, batch,
-    num_hiddens), enc_valid_lens (batch,) or None). ``attention_weights``: (batch, steps,
-    src_steps), the weights of every step of the last call."""
+    X (batch, steps >= 1) of token indices 0 ... vocab_size - 1; state: (enc_outputs
+    (batch, src_steps, num_hiddens), hidden (num_layers, batch, num_hiddens),
+    enc_valid_lens None or (batch,) lengths) -> (logits (batch, steps, vocab_size), new
+    state). ``attention_weights``: (batch, steps, src_steps), the weights of every step of
+    the last call."""
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
-        check_sizes(vocab_size=vocab_size, embed_size=embed_size)
-        check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
-        self.vocab_size, dropout = vocab_size, check_dropout(dropout)
         self.attention = AdditiveAttention(num_hiddens, dropout)
         self.embedding = keras.layers.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
@@ -69,7 +56,6 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         return outputs, hidden, enc_valid_lens
 
     def call(self, X, state, training=None):
-        check_decoder_call(X, state, self.vocab_size)
         enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
@@ -97,44 +83,28 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         return tf.concat(self._attention_weights, axis=1)
 
 
+@checked
 def sequence_mask(X, valid_len, value=0):
     """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by
-    ``value``, as a new tensor. valid_len: (batch,)."""
-    X = tf.convert_to_tensor(X)
-    if X.shape.rank < 2:
-        raise ValueError(f"X must have shape (batch, steps, ...); got {tuple(X.shape)}")
-    check_real("value", value, finite=False)
-    valid_len = tf.convert_to_tensor(valid_len)
-    if tf.executing_eagerly():  # in a traced graph (train_seq2seq) the batch was checked
-        check_lengths("valid_len", valid_len.numpy())
-    if valid_len.shape.rank != 1 or valid_len.shape[0] not in (None, X.shape[0]):
-        raise ValueError(
-            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
-            f"{tuple(X.shape)}; got {tuple(valid_len.shape)}"
-        )
+    ``value``, as a new tensor. valid_len: (batch,) lengths, whole numbers >= 0."""
     steps = tf.range(tf.shape(X)[1])
     keep = steps[None, :] < tf.cast(valid_len, steps.dtype)[:, None]  # (batch, steps)
     keep = tf.reshape(keep, tf.concat((tf.shape(keep), [1] * (X.shape.rank - 2)), 0))
     return tf.where(keep, X, tf.cast(value, X.dtype))
 
 
+@checked
 class MaskedSoftmaxCELoss(keras.layers.Layer):
     """Cross-entropy summed over the valid tokens of each sequence.
 
-    pred (batch, steps, vocab) logits, label (batch, steps) indices, valid_len (batch,) ->
-    (batch,): sum over t < valid_len[b] of -log softmax(pred[b, t])[label[b, t]]."""
+    pred (batch, steps, vocab) logits, label (batch, steps) indices 0 ... vocab - 1,
+    valid_len (batch,) lengths -> (batch,): sum over t < valid_len[b] of
+    -log softmax(pred[b, t])[label[b, t]]."""
 
     def __init__(self):
         super().__init__()
 
     def call(self, pred, label, valid_len, training=None):
-        check_shapes(
-            pred=(pred, "batch steps vocab"),
-            label=(label, "batch steps"),
-            valid_len=(valid_len, "batch"),
-        )
-        check_float(pred=pred)
-        check_token_ids("label", label, pred.shape[-1])
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=tf.cast(label, tf.int32), logits=pred
         )  # (batch, steps)

@@ -5,14 +5,6 @@ import weakref
 import numpy
 import tensorflow as tf
 
-from d2lcore.checks import (
-    check_epoch_tokens,
-    check_int,
-    check_lengths,
-    check_real,
-    check_seq2seq_batch,
-    check_vocab,
-)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -20,7 +12,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
-from .checks import check_token_ids, graph_errors
+from .checks import checked, graph_errors
 from .layers import all_layers
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
@@ -128,32 +120,18 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
     return train_step.get_concrete_function()
 
 
-def _check_batch(net, batch):
-    """The values that the compiled step cannot check, eagerly, once per batch: token
-    indices within the vocabularies of net's encoder and decoder, and valid lengths.
-    Returns the batch as a tuple."""
-    X, X_valid_len, Y, Y_valid_len = batch = check_seq2seq_batch(batch)
-    for name, ids, layer in (("X", X, net.encoder), ("Y", Y, net.decoder)):
-        if hasattr(layer, "vocab_size"):
-            check_token_ids(name, ids, layer.vocab_size)
-    check_lengths("X_valid_len", X_valid_len.numpy())
-    check_lengths("Y_valid_len", Y_valid_len.numpy())
-    return batch
-
-
+@checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
 
     ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
-    ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
-    reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on the first
-    batch. Plots the loss every 10 epochs, shows the final loss and the speed
+    ``data_iter``, (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), (batch,),
+    (batch, tgt_steps), (batch,) (token indices, lengths), is a teacher-forced step: the
+    decoder reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global
+    norm is clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on
+    the first batch. Plots the loss every 10 epochs, shows the final loss and the speed
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
-    check_int("num_epochs", num_epochs, minimum=1)
-    check_real("lr", lr, minimum=0)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     with tf.device(_device_name(device)):
         _initialize(net)
         optimizer = ClippedAdam(net.trainable_variables, lr, max_norm=1)
@@ -166,13 +144,11 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             # Sums stay tensors: reading one (float()) would wait for the step to finish
             loss_sum, num_tokens = tf.zeros(()), tf.zeros(())
             for batch in data_iter:
-                batch = _check_batch(net, batch)
                 if train_step is None:
                     bos = tgt_vocab["<bos>"]
                     train_step = _make_train_step(net, optimizer, loss_fn, bos, batch)
                 loss, tokens = train_step(*batch)
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
-            check_epoch_tokens(epoch, int(num_tokens))
             losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
             total_tokens += int(num_tokens)
             # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
@@ -241,6 +217,7 @@ def evaluate(layer, *args):
     return _GRAPH_CALLS[layer](*args)
 
 
+@checked
 def predict_seq2seq(
     net,
     src_sentence,
@@ -263,8 +240,6 @@ def predict_seq2seq(
     num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is [].
     The encoder and each decoder step run as TensorFlow graphs, traced on their first use
     and kept for later sentences (the first translation takes longer)."""
-    check_int("num_steps", num_steps, minimum=1)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []

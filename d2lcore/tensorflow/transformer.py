@@ -7,93 +7,80 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import (
-    check_add_norm,
-    check_bool,
-    check_built_widths,
-    check_dropout,
-    check_heads,
-    check_int,
-    check_shapes,
-)
-from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
+from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state
 
-from .checks import check_float, check_token_ids, marked
+from .checks import checked, marked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .layers import Dropout, Layer, LayerNormalization, size
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
+@checked
 class PositionWiseFFN(keras.layers.Layer):
     """The same two-layer MLP at every position: dense2(relu(dense1(X))).
 
-    X (..., d) -> (..., ffn_num_outputs); d is inferred on the first call."""
+    X (..., d) floats -> (..., ffn_num_outputs); d is inferred on the first call, and
+    later calls keep it."""
 
     def __init__(self, ffn_num_hiddens, ffn_num_outputs):
         super().__init__()
-        check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-        check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
         self.dense1 = keras.layers.Dense(ffn_num_hiddens)
         self.relu = keras.layers.ReLU()
         self.dense2 = keras.layers.Dense(ffn_num_outputs)
 
     def call(self, X, training=None):
-        check_float(X=X)
-        check_built_widths(self, X=X)
         return self.dense2(self.relu(self.dense1(X)))
 
 
+@checked
 class AddNorm(keras.layers.Layer):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
-    X, Y (..., d) -> (..., d). LayerNorm normalises the last axis with epsilon
-    LAYER_NORM_EPS (1e-5, the same in every framework; Keras' default is 1e-3) and learns
-    a scale and a shift per feature."""
+    X, Y (..., d) floats of the same shape -> (..., d); d is fixed by the first call.
+    LayerNorm normalises the last axis with epsilon LAYER_NORM_EPS (1e-5, the same in
+    every framework; Keras' default is 1e-3) and learns a scale and a shift per feature."""
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = Dropout(check_dropout(dropout))
+        self.dropout = Dropout(dropout)
         self.ln = LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, Y, training=None):
-        check_float(X=X, Y=Y)
-        check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
         return self.ln(self.dropout(Y, training=training) + X)
 
 
+@checked
 class TransformerEncoderBlock(Layer):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
-    X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
-    (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens."""
+    X (batch, steps, num_hiddens) floats, valid_lens None, (batch,) or (batch, steps)
+    lengths -> (batch, steps, num_hiddens). The residual connections need X's last axis to
+    be num_hiddens."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
 
     def call(self, X, valid_lens=None, training=None):
-        check_float(X=X)
-        check_width("X", X.shape, self.num_hiddens)
         Y = self.addnorm1(
             X, self.attention(X, X, X, valid_lens, training=training), training=training
         )
         return self.addnorm2(Y, self.ffn(Y), training=training)
 
 
+@checked
 class TransformerEncoder(Encoder):
     """Token embeddings times sqrt(num_hiddens), plus positional encodings, then
     ``num_layers`` encoder blocks.
 
-    X (batch, steps) token indices, valid_lens None or (batch,) ->
-    (batch, steps, num_hiddens). ``attention_weights``: the last call's self-attention
-    weights, (batch, num_layers, num_heads, steps, steps)."""
+    X (batch, steps <= max_len) token indices 0 ... vocab_size - 1, valid_lens None,
+    (batch,) or (batch, steps) lengths -> (batch, steps, num_hiddens).
+    ``attention_weights``: the last call's self-attention weights, (batch, num_layers,
+    num_heads, steps, steps)."""
 
     def __init__(
         self,
@@ -107,11 +94,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens = num_hiddens
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = [
@@ -122,8 +105,6 @@ class TransformerEncoder(Encoder):
         ]
 
     def call(self, X, valid_lens=None, training=None):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
         X = self.pos_encoding(X, training=training)
@@ -138,15 +119,17 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else tf.stack(weights, axis=1)
 
 
+@checked
 class TransformerDecoderBlock(Layer):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
-    X (batch, steps, num_hiddens): the block's inputs at positions past, ...,
-    past + steps - 1; enc_outputs (batch, src_steps, num_hiddens); enc_valid_lens None or
-    (batch,); cache None or (batch, past, num_hiddens): the block's inputs at the earlier
-    positions 0, ..., past - 1. Returns (output (batch, steps, num_hiddens), key_values
-    (batch, past + steps, num_hiddens): the cache for the next call).
+    X (batch, steps, num_hiddens) floats: the block's inputs at positions past, ...,
+    past + steps - 1; enc_outputs (batch, src_steps, num_hiddens) floats; enc_valid_lens
+    None, (batch,) or (batch, steps) lengths; cache None or (batch, past, num_hiddens):
+    the block's inputs at the earlier positions 0, ..., past - 1. Returns (output
+    (batch, steps, num_hiddens), key_values (batch, past + steps, num_hiddens): the cache
+    for the next call).
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
@@ -154,8 +137,6 @@ class TransformerDecoderBlock(Layer):
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
         )
@@ -168,13 +149,9 @@ class TransformerDecoderBlock(Layer):
         self.addnorm3 = AddNorm(dropout)
 
     def call(self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None):
-        check_float(X=X, enc_outputs=enc_outputs)
-        batch = check_width("X", X.shape, self.num_hiddens)[0]
-        check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
         if cache is None:
             key_values = X
         else:
-            check_width("cache", cache.shape, self.num_hiddens, batch)
             key_values = tf.concat((cache, X), axis=1)
         steps, total = size(X, 1), size(key_values, 1)
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
@@ -197,15 +174,17 @@ class TransformerDecoderBlock(Layer):
         return self.addnorm3(Z, self.ffn(Z), training=training), key_values
 
 
+@checked
 class TransformerDecoder(AttentionDecoder):
     """Token embeddings times sqrt(num_hiddens), plus the positional encodings of their
     real positions, then ``num_layers`` decoder blocks and a dense layer to vocab_size.
 
-    State: (enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,),
-    caches: a tuple of num_layers entries, each None or (batch, past, num_hiddens)).
-    ``call(X (batch, steps), state)`` -> (logits (batch, steps, vocab_size), new state)
-    whose caches hold every position decoded so far: call it again with the next tokens
-    to decode step by step. ``attention_weights``: the last call's (self-attention
+    State: (enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,)
+    lengths, caches: a tuple of num_layers entries, all None or all (batch, past,
+    num_hiddens)). ``call(X (batch, steps) token indices 0 ... vocab_size - 1, state)``,
+    with past + steps <= max_len, -> (logits (batch, steps, vocab_size), new state) whose
+    caches hold every position decoded so far: call it again with the next tokens to
+    decode step by step. ``attention_weights``: the last call's (self-attention
     (batch, num_layers, num_heads, steps, past + steps), encoder–decoder attention
     (batch, num_layers, num_heads, steps, src_steps))."""
 
@@ -221,11 +200,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        self.num_layers = check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens, self.num_layers = num_hiddens, num_layers
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = [
@@ -242,11 +217,9 @@ class TransformerDecoder(AttentionDecoder):
         return state
 
     def call(self, X, state, training=None):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
-        past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
-        # Position past + i for the i-th token: the cache holds positions 0 ... past - 1
+        # Position past + i for the i-th token: the caches hold positions 0 ... past - 1
+        past = 0 if caches[0] is None else caches[0].shape[1]  # None inside tf.function
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
         if past is None:  # inside tf.function, for caches of any length
             X = self._encode_positions(X, size(caches[0], 1), training)
@@ -260,7 +233,9 @@ class TransformerDecoder(AttentionDecoder):
 
     def _encode_positions(self, X, past, training):
         """What pos_encoding(X, past) computes, for a ``past`` known only when the graph
-        runs (a scalar tensor), which PositionalEncoding does not take."""
+        runs (a scalar tensor), which PositionalEncoding does not take. The assertion stays
+        here, in the model: it guards the slice of the table, which would otherwise come
+        out short silently, where no check can see ``past`` (predict_seq2seq's graphs)."""
         P = self.pos_encoding.P  # (1, max_len, num_hiddens)
         steps = size(X, 1)
         tf.debugging.assert_less_equal(
