@@ -1,26 +1,40 @@
 """Checks of MXNet arrays' dtypes and contents: the framework facts behind the messages of
-:mod:`d2lcore.checks`."""
+:mod:`d2lcore.checks`; and the argument checks of the taught classes and functions, registered
+by taught name on :data:`CHECKS` and attached with :func:`checked` (d2lcore.boundary)."""
+
+import types
 
 import numpy as onp
 from mxnet import np
+from mxnet.gluon import nn
 
 from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
+    check_add_norm,
     check_bool,
     check_built_widths,
     check_dropout,
+    check_epoch_tokens,
     check_heads,
     check_int,
     check_lengths,
     check_positions,
     check_real,
+    check_seq2seq_batch,
     check_shapes,
+    check_sizes,
+    check_steps,
     check_training_points,
+    check_vocab,
     dtype_error,
     token_ids_error,
     valid_lens_spec,
 )
+from d2lcore.text import encode_source
+from d2lcore.transformer import check_decoder_state, check_width
+
+from .layers import attention_lengths
 
 CHECKS = Checks()
 """The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
@@ -196,19 +210,6 @@ def _transpose_output(X, num_heads):
         )
 
 
-def attention_lengths(queries, keys, valid_lens=None):
-    """valid_lens (None, (batch,) or (batch, n_q)) checked against queries (batch, n_q,
-    d_q), as MultiHeadAttention's graph reads them: (batch, n_q) int32 lengths, at most
-    n_k, the number of keys (batch, n_k, d_k): MXNet's softmax with lengths reads a larger
-    one as garbage. None gives n_k, every key."""
-    valid_lens = _check_attention_lengths(queries, valid_lens)
-    (batch, n_q), n_k = queries.shape[:2], keys.shape[1]
-    if valid_lens is None:
-        return np.full((batch, n_q), n_k, dtype="int32", ctx=queries.ctx)
-    lens = np.minimum(valid_lens.reshape(batch, -1), n_k)  # (batch, 1 or n_q)
-    return np.broadcast_to(lens, (batch, n_q)).astype("int32")
-
-
 @CHECKS.init("MultiHeadAttention")
 def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
     check_int("num_hiddens", num_hiddens, minimum=1)
@@ -220,7 +221,7 @@ def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
 @CHECKS.call("MultiHeadAttention")
 def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
     if not isinstance(queries, np.ndarray):  # symbols: in a hybridized parent's graph,
-        return None  # whose forward checked the inputs (attention_lengths)
+        return None  # whose forward gave the lengths as the graph reads them
     check_shapes(
         queries=(queries, "batch n_q d_q"),
         keys=(keys, "batch n_k d_k"),
@@ -228,6 +229,8 @@ def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
     )
     check_float(queries=queries, keys=keys, values=values)
     check_built_widths(layer, queries=queries, keys=keys, values=values)
+    valid_lens = _check_attention_lengths(queries, valid_lens)
+    # (batch, n_q) int32, at most n_k: the lengths that MultiHeadAttention's graph reads
     valid_lens = attention_lengths(queries, keys, valid_lens)
     return (layer, queries, keys, values, valid_lens), {}
 
@@ -247,3 +250,298 @@ def _positional_encoding_call(layer, X, offset=0):
     _, max_len, num_hiddens = layer.P.shape  # the table: (1, max_len, num_hiddens)
     check_positions(X, num_hiddens, offset, max_len)
     check_float(X=X)
+
+
+# Section 4: the encoder, the masked loss, training and translation (section 5: the Bahdanau decoder)
+
+
+def _vocab_size(layer):
+    """The number of token indices that ``layer`` (an encoder or a decoder) embeds: the rows of
+    its ``embedding``, an nn.Embedding (input_dim, output_dim), known before the first call;
+    None for a layer without one."""
+    embedding = getattr(layer, "embedding", None)
+    return embedding.weight.shape[0] if isinstance(embedding, nn.Embedding) else None
+
+
+def _host(X):
+    """X, an mxnet.np array (or a NumPy one), as NumPy: read on the host, which waits only for
+    the operations that write X (none for a batch of data)."""
+    return X.asnumpy() if isinstance(X, np.ndarray) else onp.asarray(X)
+
+
+def _check_ids_fit(name, ids, layer):
+    """Check that the token indices ``ids`` (NumPy) fit the vocabulary of ``layer`` (an encoder
+    or a decoder; not checked for a layer without an embedding): MXNet's embeddings would clamp
+    the others silently."""
+    vocab_size = _vocab_size(layer)
+    if vocab_size is not None and ids.size and ((ids < 0) | (ids >= vocab_size)).any():
+        raise token_ids_error(name, ids, vocab_size)
+
+
+def _check_positions_fit(encoding, batch, steps, offset=0):
+    """The check of the PositionalEncoding ``encoding`` for the embeddings (batch, steps,
+    num_hiddens) of ``steps`` tokens at positions offset, ..., offset + steps - 1: the layer
+    that calls it is checked, so the encoding's own check does not run."""
+    _, max_len, num_hiddens = encoding.P.shape  # the table: (1, max_len, num_hiddens)
+    embeddings = types.SimpleNamespace(shape=(batch, steps, num_hiddens))  # their shape
+    check_positions(embeddings, num_hiddens, offset, max_len)
+
+
+@CHECKS.init("Seq2SeqEncoder")
+@CHECKS.init("Seq2SeqAttentionDecoder")
+def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+    check_dropout(dropout)
+
+
+@CHECKS.call("Seq2SeqEncoder")
+def _seq2seq_encoder_call(encoder, X, *args):
+    # no steps: MXNet's GRU would crash the process
+    check_steps("X", check_shapes(X=(X, "batch steps")).get("steps"))
+    check_token_ids("X", X, _vocab_size(encoder))
+
+
+def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
+@CHECKS.call("Seq2SeqAttentionDecoder")
+def _seq2seq_decoder_call(decoder, X, state):
+    enc_outputs, _, _ = check_decoder_call(X, state, _vocab_size(decoder))
+    check_float(enc_outputs=enc_outputs)
+    check_built_widths(decoder.attention, keys=enc_outputs)
+
+
+@CHECKS.call("sequence_mask")
+def _sequence_mask(X, valid_len, value=0):
+    if not isinstance(X, np.ndarray):
+        raise TypeError(f"X must be an mxnet.np.ndarray; got {type(X).__name__}")
+    if X.ndim < 2:
+        raise ValueError(f"X must have shape (batch, steps, ...); got {X.shape}")
+    check_real("value", value, finite=False)
+    valid_len = _as_lengths(valid_len, X)
+    # MXNet's kernel crashes the process on a negative length: check before it runs
+    check_lengths("valid_len", valid_len.asnumpy())
+    if valid_len.shape != (X.shape[0],):
+        raise ValueError(
+            f"valid_len must have shape (batch,) = ({X.shape[0]},) for X of shape "
+            f"{X.shape}; got {valid_len.shape}"
+        )
+    return (X, valid_len, value), {}
+
+
+@CHECKS.call("MaskedSoftmaxCELoss")
+def _masked_softmax_ce_loss_call(loss, pred, label, valid_len):
+    check_shapes(
+        pred=(pred, "batch steps vocab"),
+        label=(label, "batch steps"),
+        valid_len=(valid_len, "batch"),
+    )
+    check_float(pred=pred)
+    check_token_ids("label", label, pred.shape[-1])
+    # sequence_mask's check of the lengths, which does not run inside the loss
+    valid_len = _as_lengths(valid_len, pred)
+    check_lengths("valid_len", valid_len.asnumpy())
+    return (loss, pred, label, valid_len), {}
+
+
+class _CheckedBatches:
+    """train_seq2seq's data_iter, each batch checked as the training loop reads it (the model's
+    own checks do not run inside train_seq2seq): (X, X_valid_len, Y, Y_valid_len) of the shapes
+    that load_data_nmt gives, token indices that fit the vocabularies of net's encoder (X) and
+    decoder (Y), lengths; and target tokens in every epoch, a pass over data_iter. The values
+    are read on the host, which waits for nothing: they come from the data."""
+
+    def __init__(self, data_iter, net):
+        self.data_iter, self.net, self.epoch = data_iter, net, 0
+
+    def __iter__(self):
+        encoder, decoder = (
+            getattr(self.net, name, None) for name in ("encoder", "decoder")
+        )
+        tokens = 0
+        for batch in self.data_iter:
+            X, X_valid_len, Y, Y_valid_len = batch = check_seq2seq_batch(batch)
+            for name, ids, layer in (("X", X, encoder), ("Y", Y, decoder)):
+                if _vocab_size(layer) is not None:
+                    check_token_ids(name, ids, _vocab_size(layer))
+            check_lengths("X_valid_len", _host(X_valid_len))
+            lengths = _host(Y_valid_len)
+            check_lengths("Y_valid_len", lengths)
+            tokens += int(lengths.sum())
+            yield batch
+        check_epoch_tokens(self.epoch, tokens)  # none would give a loss of 0 / 0
+        self.epoch += 1
+
+
+@CHECKS.call("train_seq2seq")
+def _train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+    check_int("num_epochs", num_epochs, minimum=1)
+    check_real("lr", lr, minimum=0)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
+    return (net, _CheckedBatches(data_iter, net), lr, num_epochs, tgt_vocab, device), {}
+
+
+@CHECKS.call("predict_seq2seq")
+def _predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    check_int("num_steps", num_steps, minimum=1)
+    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
+    src, _ = encode_source(src_sentence, src_vocab, num_steps)  # checks both
+    # The model's checks do not run inside predict_seq2seq: the source and <bos> must fit the
+    # vocabularies of net's encoder and decoder, num_steps positions their positional encodings
+    encoder, decoder = net.encoder, net.decoder
+    _check_ids_fit("X (the encoded src_sentence)", onp.array(src), encoder)
+    _check_ids_fit("tgt_vocab['<bos>']", onp.array([tgt_vocab["<bos>"]]), decoder)
+    for layer in (encoder, decoder):
+        if hasattr(layer, "pos_encoding"):
+            _check_positions_fit(layer.pos_encoding, 1, num_steps)
+
+
+# Section 8: the Transformer
+
+
+@CHECKS.init("PositionWiseFFN")
+def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
+
+
+@CHECKS.call("PositionWiseFFN")
+def _position_wise_ffn_call(ffn, X):
+    if isinstance(X, np.ndarray):  # not symbols in a hybridized parent's graph
+        check_float(X=X)
+        check_built_widths(ffn, X=X)
+
+
+@CHECKS.init("AddNorm")
+def _add_norm_init(dropout):
+    check_dropout(dropout)
+
+
+@CHECKS.call("AddNorm")
+def _add_norm_call(layer, X, Y):
+    if isinstance(X, np.ndarray):  # not symbols in a hybridized parent's graph
+        check_float(X=X, Y=Y)
+        check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
+
+
+@CHECKS.init("TransformerEncoderBlock")
+@CHECKS.init("TransformerDecoderBlock")
+def _transformer_block_init(
+    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+):
+    check_bool("use_bias", use_bias)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_dropout(dropout)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+
+
+def _block_width(block):
+    """A Transformer block's num_hiddens: the width of its FFN's output (dense2's weight,
+    (num_hiddens, inputs), is known before the first call). The residual connections need
+    the inputs to have it too."""
+    return block.ffn.dense2.weight.shape[0]
+
+
+@CHECKS.call("TransformerEncoderBlock")
+def _transformer_encoder_block_call(block, X, valid_lens=None):
+    check_float(X=X)
+    check_width("X", X.shape, _block_width(block))
+    valid_lens = _check_attention_lengths(X, valid_lens)
+    return (block, X, valid_lens), {}
+
+
+@CHECKS.call("TransformerDecoderBlock")
+def _transformer_decoder_block_call(
+    block, X, enc_outputs, enc_valid_lens=None, cache=None
+):
+    check_float(X=X, enc_outputs=enc_outputs)
+    num_hiddens = _block_width(block)
+    batch = check_width("X", X.shape, num_hiddens)[0]
+    check_width("enc_outputs", enc_outputs.shape, num_hiddens, batch)
+    if cache is not None:
+        check_width("cache", cache.shape, num_hiddens, batch)
+    enc_valid_lens = _check_attention_lengths(X, enc_valid_lens)
+    return (block, X, enc_outputs, enc_valid_lens, cache), {}
+
+
+@CHECKS.init("TransformerEncoder")
+@CHECKS.init("TransformerDecoder")
+def _transformer_init(
+    vocab_size,
+    num_hiddens,
+    ffn_num_hiddens,
+    num_heads,
+    num_layers,
+    dropout,
+    use_bias=False,
+    max_len=1000,
+):
+    check_bool("use_bias", use_bias)
+    check_int("vocab_size", vocab_size, minimum=1)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("num_layers", num_layers, minimum=1)
+    _positional_encoding_init(num_hiddens, dropout, max_len)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+
+
+@CHECKS.call("TransformerEncoder")
+def _transformer_encoder_call(encoder, X, valid_lens=None):
+    dims = check_shapes(X=(X, "batch steps"))
+    check_token_ids("X", X, _vocab_size(encoder))
+    _check_positions_fit(encoder.pos_encoding, dims["batch"], dims["steps"])
+    if valid_lens is not None:  # None, (batch,) or (batch, steps)
+        valid_lens = _as_lengths(valid_lens, X)
+        spec = valid_lens_spec(valid_lens, "steps")
+        check_shapes(X=(X, "batch steps"), valid_lens=(valid_lens, spec))
+        check_valid_lens("valid_lens", valid_lens)
+    return (encoder, X, valid_lens), {}
+
+
+def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    state = (enc_outputs, enc_valid_lens, (None,) * decoder.num_layers)
+    check_decoder_state(state, decoder.num_layers, decoder.num_hiddens)
+
+
+@CHECKS.call("TransformerDecoder")
+def _transformer_decoder_call(decoder, X, state):
+    dims = check_shapes(X=(X, "batch steps"))
+    check_token_ids("X", X, _vocab_size(decoder))
+    past = check_decoder_state(
+        state, decoder.num_layers, decoder.num_hiddens, dims["batch"]
+    )
+    _check_positions_fit(decoder.pos_encoding, dims["batch"], dims["steps"], past)
+    enc_outputs, enc_valid_lens, caches = state
+    check_float(enc_outputs=enc_outputs)
+    if enc_valid_lens is not None:  # (batch,): its shape is checked
+        enc_valid_lens = _as_lengths(enc_valid_lens, enc_outputs)
+        check_valid_lens("enc_valid_lens", enc_valid_lens)
+    return (decoder, X, (enc_outputs, enc_valid_lens, tuple(caches))), {}
+
+
+# A decoder's init_state, checked by its name: the check of the decoder's class
+
+_INIT_STATE_CHECKS = {
+    "Seq2SeqAttentionDecoder": _seq2seq_decoder_init_state,
+    "TransformerDecoder": _transformer_decoder_init_state,
+}
+
+
+@CHECKS.call("init_state")
+def _init_state(decoder, *args, **kwargs):
+    for cls in type(decoder).__mro__:  # a subclass that keeps its parent's init_state
+        check = _INIT_STATE_CHECKS.get(cls.__name__)
+        if check is not None:
+            return check(decoder, *args, **kwargs)
+    return None

@@ -4,13 +4,6 @@ import math
 
 from mxnet import autograd, nd, np
 
-from d2lcore.checks import (
-    check_epoch_tokens,
-    check_int,
-    check_real,
-    check_seq2seq_batch,
-    check_vocab,
-)
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -18,6 +11,7 @@ from d2lcore.records import show_training
 from d2lcore.text import encode_source
 from d2lcore.timer import Timer
 
+from .checks import checked
 from .seq2seq import MaskedSoftmaxCELoss
 from .weights import export_weights, load_weights
 
@@ -89,18 +83,17 @@ class ClippedAdam:
             )
 
 
+@checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
 
     ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
-    ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
+    ``data_iter``, (X (batch, steps), X_valid_len (batch,), Y (batch, tgt_steps),
+    Y_valid_len (batch,)) as load_data_nmt gives, is a teacher-forced step: the decoder
     reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
     clipped to 1. Plots the loss every 10 epochs, shows the final loss and the speed
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
-    check_int("num_epochs", num_epochs, minimum=1)
-    check_real("lr", lr, minimum=0)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>",))
     _initialize(net, device)
     optimizer = ClippedAdam(net, lr, max_norm=1)
     loss_fn = MaskedSoftmaxCELoss()
@@ -112,7 +105,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         # Sums stay on the device: reading one (float()) would wait for MXNet's engine
         loss_sum, num_tokens = np.zeros((), ctx=device), np.zeros((), ctx=device)
         for batch in data_iter:
-            batch = check_seq2seq_batch(batch)  # shapes only: no wait
             X, X_valid_len, Y, Y_valid_len = (a.as_in_ctx(device) for a in batch)
             # Teacher forcing: the decoder reads <bos>, then the target shifted by one
             bos_column = np.full((Y.shape[0], 1), bos, dtype=Y.dtype, ctx=device)
@@ -128,7 +120,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             optimizer.step()  # clips the gradient's global norm to 1, then Adam
             loss_sum = loss_sum + loss
             num_tokens = num_tokens + tokens
-        check_epoch_tokens(epoch, int(num_tokens))
         losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
         total_tokens += int(num_tokens)
         # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
@@ -138,6 +129,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     return losses
 
 
+@checked
 def predict_seq2seq(
     net,
     src_sentence,
@@ -158,8 +150,6 @@ def predict_seq2seq(
     (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
     num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []. Outside
     ``autograd.record()`` MXNet runs in evaluation mode (no dropout)."""
-    check_int("num_steps", num_steps, minimum=1)
-    check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []

@@ -5,33 +5,25 @@ decoder blocks, and the encoder and decoder built from them. Vaswani et al., 201
 The encoder and decoder blocks are HybridBlocks, hybridized when they are built: each
 call runs as one cached graph (Gluon's CachedOp) instead of some hundred operations
 launched one by one from Python, which is most of the time MXNet spends on models this
-small. Their forward checks the inputs and builds what depends on Python values (the
-cache, the lengths), then runs the graph, written in hybrid_forward with the layers that
-the other frameworks use (MultiHeadAttention is a HybridBlock too)."""
+small. Their forward builds what depends on Python values (the cache, the lengths), then
+runs the graph, written in hybrid_forward with the layers that the other frameworks use
+(MultiHeadAttention is a HybridBlock too)."""
 
 import math
 
 from mxnet import np
 from mxnet.gluon import nn
 
-from d2lcore.checks import (
-    check_add_norm,
-    check_bool,
-    check_built_widths,
-    check_dropout,
-    check_heads,
-    check_int,
-    check_shapes,
-)
-from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
+from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import attention_lengths, check_float, check_token_ids
+from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import HybridBlock
+from .layers import HybridBlock, attention_lengths
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
 
+@checked
 class PositionWiseFFN(nn.HybridBlock):
     """The same two-layer MLP at every position: dense2(relu(dense1(X))).
 
@@ -40,64 +32,54 @@ class PositionWiseFFN(nn.HybridBlock):
 
     def __init__(self, ffn_num_hiddens, ffn_num_outputs):
         super().__init__()
-        check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-        check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
         self.dense1 = nn.Dense(ffn_num_hiddens, activation="relu", flatten=False)
         self.dense2 = nn.Dense(ffn_num_outputs, flatten=False)
 
     def forward(self, X):
-        if isinstance(X, np.ndarray):  # not in a hybridized parent's graph
-            check_float(X=X)
-            check_built_widths(self, X=X)
-        return super().forward(X)
+        return super().forward(X)  # Gluon's: runs hybrid_forward
 
     def hybrid_forward(self, F, X):
         return self.dense2(self.dense1(X))
 
 
+@checked
 class AddNorm(nn.HybridBlock):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
-    X, Y (..., d) -> (..., d). LayerNorm normalises the last axis with epsilon
-    LAYER_NORM_EPS (1e-5, the same in every framework) and learns a scale and a shift per
-    feature."""
+    X, Y (..., d), the same shape -> (..., d); d is inferred on the first call. LayerNorm
+    normalises the last axis with epsilon LAYER_NORM_EPS (1e-5, the same in every
+    framework) and learns a scale and a shift per feature."""
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.dropout = nn.Dropout(dropout)
         self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
 
     def forward(self, X, Y):
-        # In a hybridized parent's graph X and Y are symbols, whose shapes are unknown
-        if isinstance(X, np.ndarray):
-            check_float(X=X, Y=Y)
-            check_add_norm(self, X, Y)  # X the width built for, Y the shape of X
-        return super().forward(X, Y)
+        return super().forward(X, Y)  # Gluon's: runs hybrid_forward
 
     def hybrid_forward(self, F, X, Y):
         return self.ln(self.dropout(Y) + X)
 
 
+@checked
 class TransformerEncoderBlock(HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
     (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens. Hybridized when built: forward checks, hybrid_forward is the graph."""
+    num_hiddens. Hybridized when built: forward gives the graph the lengths as it reads
+    them, hybrid_forward is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
         self.addnorm1 = AddNorm(dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
-        check_float(X=X)
-        check_width("X", X.shape, self.num_hiddens)
-        lens = attention_lengths(X, X, valid_lens)  # checked, as the graph reads them
+        lens = attention_lengths(X, X, valid_lens)  # the graph's (batch, steps) lengths
         Y, self.attention.head_weights = super().forward(X, lens)
         return Y
 
@@ -107,13 +89,14 @@ class TransformerEncoderBlock(HybridBlock):
         return self.addnorm2(Y, self.ffn(Y)), weights
 
 
+@checked
 class TransformerEncoder(Encoder):
     """Token embeddings times sqrt(num_hiddens), plus positional encodings, then
     ``num_layers`` encoder blocks.
 
-    X (batch, steps) token indices, valid_lens None or (batch,) ->
-    (batch, steps, num_hiddens). ``attention_weights``: the last call's self-attention
-    weights, (batch, num_layers, num_heads, steps, steps)."""
+    X (batch, steps) token indices 0 ... vocab_size - 1, steps <= max_len; valid_lens None,
+    (batch,) or (batch, steps) -> (batch, steps, num_hiddens). ``attention_weights``: the
+    last call's self-attention weights, (batch, num_layers, num_heads, steps, steps)."""
 
     def __init__(
         self,
@@ -127,11 +110,7 @@ class TransformerEncoder(Encoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens = num_hiddens
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.HybridSequential()  # named 0, ..., num_layers - 1
@@ -147,8 +126,6 @@ class TransformerEncoder(Encoder):
         return super().__call__(X, valid_lens)
 
     def forward(self, X, valid_lens=None):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
         for blk in self.blks:
@@ -162,6 +139,7 @@ class TransformerEncoder(Encoder):
         return None if weights[0] is None else np.stack(weights, axis=1)
 
 
+@checked
 class TransformerDecoderBlock(HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
@@ -174,13 +152,11 @@ class TransformerDecoderBlock(HybridBlock):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once. Hybridized when built: forward checks, hybrid_forward
-    is the graph."""
+    outputs as decoding it at once. Hybridized when built: forward gives the graph the
+    cache and the lengths, hybrid_forward is the graph."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
         )
@@ -193,19 +169,14 @@ class TransformerDecoderBlock(HybridBlock):
         self.addnorm3 = AddNorm(dropout)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
-        check_float(X=X, enc_outputs=enc_outputs)
-        batch, steps = check_width("X", X.shape, self.num_hiddens)[:2]
-        check_width("enc_outputs", enc_outputs.shape, self.num_hiddens, batch)
-        if cache is None:
-            key_values = X
-        else:
-            check_width("cache", cache.shape, self.num_hiddens, batch)
-            key_values = np.concatenate((cache, X), axis=1)
+        batch, steps = X.shape[:2]
+        # The keys and values of the self-attention: positions 0, ..., past + steps - 1
+        key_values = X if cache is None else np.concatenate((cache, X), axis=1)
         past = key_values.shape[1] - steps
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = np.arange(past + 1, past + steps + 1, dtype="int32", ctx=X.ctx)
         dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
-        enc_lens = attention_lengths(X, enc_outputs, enc_valid_lens)
+        enc_lens = attention_lengths(X, enc_outputs, enc_valid_lens)  # (batch, steps)
         Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
             super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_lens)
         )
@@ -221,17 +192,20 @@ class TransformerDecoderBlock(HybridBlock):
         return self.addnorm3(Z, self.ffn(Z)), self_weights, cross_weights
 
 
+@checked
 class TransformerDecoder(AttentionDecoder):
     """Token embeddings times sqrt(num_hiddens), plus the positional encodings of their
     real positions, then ``num_layers`` decoder blocks and a dense layer to vocab_size.
 
     State: (enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,),
-    caches: a tuple of num_layers entries, each None or (batch, past, num_hiddens)).
-    ``forward(X (batch, steps), state)`` -> (logits (batch, steps, vocab_size), new state)
-    whose caches hold every position decoded so far: call it again with the next tokens
-    to decode step by step. ``attention_weights``: the last call's (self-attention
-    (batch, num_layers, num_heads, steps, past + steps), encoder–decoder attention
-    (batch, num_layers, num_heads, steps, src_steps))."""
+    caches: a tuple of num_layers entries, all None (nothing decoded yet) or all (batch,
+    past, num_hiddens)), as ``init_state(enc_outputs, enc_valid_lens)`` makes it.
+    ``forward(X (batch, steps) token indices 0 ... vocab_size - 1, state)`` -> (logits
+    (batch, steps, vocab_size), new state) whose caches hold every position decoded so far
+    (at most max_len): call it again with the next tokens to decode step by step.
+    ``attention_weights``: the last call's (self-attention (batch, num_layers, num_heads,
+    steps, past + steps), encoder–decoder attention (batch, num_layers, num_heads, steps,
+    src_steps))."""
 
     def __init__(
         self,
@@ -245,11 +219,7 @@ class TransformerDecoder(AttentionDecoder):
         max_len=1000,
     ):
         super().__init__()
-        check_bool("use_bias", use_bias)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
-        self.num_hiddens = check_int("num_hiddens", num_hiddens, minimum=1)
-        check_heads(num_hiddens, num_heads)
-        self.num_layers = check_int("num_layers", num_layers, minimum=1)
+        self.num_hiddens, self.num_layers = num_hiddens, num_layers
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.HybridSequential()
@@ -261,16 +231,13 @@ class TransformerDecoder(AttentionDecoder):
             )
         self.dense = nn.Dense(vocab_size, flatten=False)
 
+    @checked
     def init_state(self, enc_outputs, enc_valid_lens=None):
-        state = (enc_outputs, enc_valid_lens, (None,) * self.num_layers)
-        check_decoder_state(state, self.num_layers, self.num_hiddens)
-        return state
+        return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 
     def forward(self, X, state):
-        check_shapes(X=(X, "batch steps"))
-        check_token_ids("X", X, self.vocab_size)
-        past = check_decoder_state(state, self.num_layers, self.num_hiddens, X.shape[0])
         enc_outputs, enc_valid_lens, caches = state
+        past = 0 if caches[0] is None else caches[0].shape[1]  # positions decoded so far
         # Position past + i for the i-th token: the cache holds positions 0 ... past - 1
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), past)
         new_caches = []
