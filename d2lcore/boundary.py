@@ -7,7 +7,9 @@ the page attaches them with one line, the decorator ``@d2l.checked``:
 - for a class, the registered *init* check runs before ``__init__`` with the constructor's arguments, and the
   registered *call* check runs before ``__call__`` (the framework's entry: PyTorch's and Gluon's ``__call__`` run
   ``forward``, Keras' runs ``build`` and ``call``) with the layer and the call's arguments;
-- for a function, the call check runs before it with its arguments.
+- for a function, the call check runs before it with its arguments;
+- for another method of a class, a check registered as ``"Class.method"`` (a decoder's ``init_state``, say) runs
+  before it with the object and the method's arguments.
 
 A check raises the error that names the bad argument, or returns ``None``, or returns ``(args, kwargs)`` to pass
 on instead (a list of lengths made a tensor, say). Checks run once per outermost call: while a checked layer or
@@ -64,7 +66,7 @@ class Checks:
 
     def call(self, name):
         """Decorator: register the call check of ``name``: ``check(layer, *args, **kwargs)`` for a class,
-        ``check(*args, **kwargs)`` for a function."""
+        ``check(*args, **kwargs)`` for a function, ``check(obj, *args, **kwargs)`` for ``"Class.method"``."""
 
         def register(check):
             self.call_checks[name] = check
@@ -79,7 +81,12 @@ class Checks:
         name = obj.__name__
         init = self.init_checks.get(name, NEUTRAL.init_checks.get(name))
         call = self.call_checks.get(name, NEUTRAL.call_checks.get(name))
-        if init is None and call is None:
+        methods = [
+            k
+            for k in (*self.call_checks, *NEUTRAL.call_checks)
+            if k.startswith(name + ".")
+        ]
+        if init is None and call is None and not methods:
             raise LookupError(
                 f"d2lcore has no checks of {name!r} to attach; remove @checked"
             )
@@ -88,6 +95,12 @@ class Checks:
         obj.__d2l_checked__ = name
         obj.__init__ = _checked_method(obj, obj.__init__, init, pass_self=False)
         obj.__call__ = _checked_method(obj, obj.__call__, call, pass_self=True)
+        for key, check in {**NEUTRAL.call_checks, **self.call_checks}.items():
+            owner, _, method = key.partition(".")
+            if owner == name and method:
+                setattr(
+                    obj, method, _checked_method(obj, getattr(obj, method), check, True)
+                )
         return obj
 
 

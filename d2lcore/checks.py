@@ -545,7 +545,9 @@ def _build_array_nmt(lines, vocab, num_steps):
 @NEUTRAL.call("nmt_arrays")
 def _nmt_arrays(num_steps, num_examples=600):
     check_int("num_steps", num_steps, minimum=1)
-    check_int("num_examples", num_examples, minimum=1)  # tokenize_nmt's, which runs inside
+    check_int(
+        "num_examples", num_examples, minimum=1
+    )  # tokenize_nmt's, which runs inside
 
 
 @NEUTRAL.call("encode_source")

@@ -111,3 +111,22 @@ def test_a_checked_class_keeps_its_constructors_signature():
 
     assert str(inspect.signature(Layer.__init__)) == "(self, width)"
     assert inspect.getfullargspec(Layer.__init__).args == ["self", "width"]
+
+
+@CHECKS.call("Decoder.init_state")
+def _decoder_init_state(decoder, memory):
+    if memory is None:
+        raise ValueError("memory must be given; got None")
+
+
+@CHECKS.checked
+class Decoder:
+    def init_state(self, memory):
+        return ("state", memory)
+
+
+def test_another_method_is_checked_when_registered_as_class_dot_method():
+    decoder = Decoder()
+    assert decoder.init_state(3) == ("state", 3)
+    with pytest.raises(ValueError, match="memory must be given; got None"):
+        decoder.init_state(None)

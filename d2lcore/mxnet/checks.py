@@ -302,6 +302,7 @@ def _seq2seq_encoder_call(encoder, X, *args):
     check_token_ids("X", X, _vocab_size(encoder))
 
 
+@CHECKS.call("Seq2SeqAttentionDecoder.init_state")
 def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
     check_decoder_init(enc_outputs, enc_valid_lens)
 
@@ -509,6 +510,7 @@ def _transformer_encoder_call(encoder, X, valid_lens=None):
     return (encoder, X, valid_lens), {}
 
 
+@CHECKS.call("TransformerDecoder.init_state")
 def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
     state = (enc_outputs, enc_valid_lens, (None,) * decoder.num_layers)
     check_decoder_state(state, decoder.num_layers, decoder.num_hiddens)
@@ -528,20 +530,3 @@ def _transformer_decoder_call(decoder, X, state):
         enc_valid_lens = _as_lengths(enc_valid_lens, enc_outputs)
         check_valid_lens("enc_valid_lens", enc_valid_lens)
     return (decoder, X, (enc_outputs, enc_valid_lens, tuple(caches))), {}
-
-
-# A decoder's init_state, checked by its name: the check of the decoder's class
-
-_INIT_STATE_CHECKS = {
-    "Seq2SeqAttentionDecoder": _seq2seq_decoder_init_state,
-    "TransformerDecoder": _transformer_decoder_init_state,
-}
-
-
-@CHECKS.call("init_state")
-def _init_state(decoder, *args, **kwargs):
-    for cls in type(decoder).__mro__:  # a subclass that keeps its parent's init_state
-        check = _INIT_STATE_CHECKS.get(cls.__name__)
-        if check is not None:
-            return check(decoder, *args, **kwargs)
-    return None

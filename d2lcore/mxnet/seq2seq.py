@@ -58,7 +58,6 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
             functools.partial(AttentionGRUSteps, self.attention, self.rnn)
         )
 
-    @checked
     def init_state(self, enc_outputs, enc_valid_lens):
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
         outputs, hidden = enc_outputs

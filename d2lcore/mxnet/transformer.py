@@ -64,12 +64,9 @@ class AddNorm(nn.HybridBlock):
 
 @checked
 class TransformerEncoderBlock(HybridBlock):
-    """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
-
-    X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
-    (batch, steps, num_hiddens). The residual connections need X's last axis to be
-    num_hiddens. Hybridized when built: forward gives the graph the lengths as it reads
-    them, hybrid_forward is the graph."""
+    """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm:
+    X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) -> (batch,
+    steps, num_hiddens). Hybridized: forward hands the lengths to the graph, hybrid_forward."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -231,7 +228,6 @@ class TransformerDecoder(AttentionDecoder):
             )
         self.dense = nn.Dense(vocab_size, flatten=False)
 
-    @checked
     def init_state(self, enc_outputs, enc_valid_lens=None):
         return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 

@@ -537,3 +537,14 @@ def _transformer_decoder_call(decoder, X, state, training=None):
         shapes = dict(X=(X, "batch n_q"))
         enc_valid_lens = _valid_lens(enc_valid_lens, shapes, name="enc_valid_lens")
     return (decoder, X, (enc_outputs, enc_valid_lens, caches)), {"training": training}
+
+
+@CHECKS.call("Seq2SeqAttentionDecoder.init_state")
+def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
+@CHECKS.call("TransformerDecoder.init_state")
+def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    state = (enc_outputs, enc_valid_lens, (None,) * decoder.num_layers)
+    check_decoder_state(state, decoder.num_layers, decoder.num_hiddens)

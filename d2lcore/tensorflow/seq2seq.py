@@ -5,7 +5,7 @@ import keras
 import tensorflow as tf
 
 from .attention import AdditiveAttention, fix_keys
-from .checks import check_decoder_init, checked
+from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
 
@@ -52,7 +52,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 
     def init_state(self, enc_outputs, enc_valid_lens):
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
-        outputs, hidden = check_decoder_init(enc_outputs, enc_valid_lens)
+        outputs, hidden = enc_outputs
         return outputs, hidden, enc_valid_lens
 
     def call(self, X, state, training=None):

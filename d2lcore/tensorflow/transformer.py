@@ -7,7 +7,7 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state
+from d2lcore.transformer import LAYER_NORM_EPS
 
 from .checks import checked, marked
 from .encoder_decoder import AttentionDecoder, Encoder
@@ -212,9 +212,7 @@ class TransformerDecoder(AttentionDecoder):
         self.dense = keras.layers.Dense(vocab_size)
 
     def init_state(self, enc_outputs, enc_valid_lens=None):
-        state = (enc_outputs, enc_valid_lens, (None,) * self.num_layers)
-        check_decoder_state(state, self.num_layers, self.num_hiddens)
-        return state
+        return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 
     def call(self, X, state, training=None):
         enc_outputs, enc_valid_lens, caches = state

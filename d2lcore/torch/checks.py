@@ -257,28 +257,15 @@ def _seq2seq_decoder_call(layer, X, state):
     check_decoder_call(X, state, layer.embedding.num_embeddings)
 
 
+@CHECKS.call("TransformerDecoder.init_state")
 def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
     state = (enc_outputs, enc_valid_lens, (None,) * len(decoder.blks))
     check_decoder_state(state, len(decoder.blks), decoder.num_hiddens)
 
 
+@CHECKS.call("Seq2SeqAttentionDecoder.init_state")
 def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
     check_decoder_init(enc_outputs, enc_valid_lens)
-
-
-_INIT_STATE_CHECKS = {
-    "Seq2SeqAttentionDecoder": _seq2seq_decoder_init_state,
-    "TransformerDecoder": _transformer_decoder_init_state,
-}
-
-
-@CHECKS.call("init_state")
-def _init_state(decoder, *args, **kwargs):
-    """The check of a decoder's ``init_state``, by the decoder's taught class (the method is
-    decorated with @checked)."""
-    check = _INIT_STATE_CHECKS.get(getattr(type(decoder), "__d2l_checked__", None))
-    if check is not None:
-        check(decoder, *args, **kwargs)
 
 
 @CHECKS.call("fix_keys")

@@ -58,7 +58,6 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         self.dense = nn.Linear(num_hiddens, vocab_size)
         self._attention_weights = []
 
-    @checked
     def init_state(self, enc_outputs, enc_valid_lens):
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
         outputs, hidden = enc_outputs

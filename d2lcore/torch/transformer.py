@@ -194,7 +194,6 @@ class TransformerDecoder(AttentionDecoder):
         )
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
-    @checked
     def init_state(self, enc_outputs, enc_valid_lens=None):
         return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 
