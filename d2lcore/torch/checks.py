@@ -3,6 +3,7 @@ of :mod:`d2lcore.checks`."""
 
 import weakref
 
+import numpy
 import torch
 
 from d2lcore import checks
@@ -29,6 +30,7 @@ from d2lcore.checks import (
     token_ids_error,
     valid_lens_spec,
 )
+from d2lcore.text import encode_source
 from d2lcore.transformer import check_decoder_state, check_width
 
 CHECKS = Checks()
@@ -371,6 +373,18 @@ def _predict_seq2seq(
 ):
     check_int("num_steps", num_steps, minimum=1)
     check_vocab("tgt_vocab", tgt_vocab, ("<bos>", "<eos>"))
+    src, _ = encode_source(
+        src_sentence, src_vocab, num_steps
+    )  # checks the sentence, src_vocab
+    # The model's checks do not run inside predict_seq2seq: the source and <bos> must be token
+    # indices of the encoder's and the decoder's embeddings
+    for name, ids, part in (
+        ("X (the encoded src_sentence)", numpy.array(src), net.encoder),
+        ("tgt_vocab['<bos>']", numpy.array([tgt_vocab["<bos>"]]), net.decoder),
+    ):
+        size = getattr(getattr(part, "embedding", None), "num_embeddings", None)
+        if size is not None and ((ids < 0) | (ids >= size)).any():
+            raise token_ids_error(name, ids, size)
 
 
 # --- section 8: the Transformer ----------------------------------------------------------------------------
