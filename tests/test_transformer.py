@@ -771,35 +771,3 @@ def test_blocks_take_keyword_arguments(d2l, framework):
     assert len(by_name) == 2 and all(
         np.array_equal(a, b) for a, b in zip(by_name, positional, strict=True)
     )
-
-
-@pytest.mark.parametrize("shape", [(5, 6), (4, 3, 6)])
-def test_tensorflow_layer_norm_is_keras_layer_norm(shape):
-    """d2lcore's TensorFlow LayerNormalization (closed-form gradient) against
-    keras.layers.LayerNormalization with the same scale and shift: outputs and gradients
-    w.r.t. X, gamma and beta, eagerly and inside tf.function."""
-    keras = pytest.importorskip("keras")
-    tf = pytest.importorskip("tensorflow")
-    from d2lcore.tensorflow.layers import LayerNormalization
-
-    rng = np.random.default_rng(0)
-    X = tf.constant(rng.normal(2.0, 3.0, size=shape).astype(np.float32))
-    W = tf.constant(rng.normal(size=shape).astype(np.float32))  # weights the outputs
-    ours, theirs = LayerNormalization(epsilon=1e-5), keras.layers.LayerNormalization(epsilon=1e-5)
-    for layer in (ours, theirs):
-        layer(X)  # creates gamma and beta
-        layer.gamma.assign(rng.normal(size=shape[-1]).astype(np.float32))
-        layer.beta.assign(rng.normal(size=shape[-1]).astype(np.float32))
-    theirs.gamma.assign(ours.gamma)
-    theirs.beta.assign(ours.beta)
-
-    def run(layer, X):
-        with tf.GradientTape() as tape:
-            tape.watch(X)
-            Y = layer(X)
-            loss = tf.reduce_sum(Y * W)
-        return [Y, *tape.gradient(loss, [X, layer.gamma, layer.beta])]
-
-    for wrap in (lambda f: f, tf.function):
-        for got, expected in zip(wrap(run)(ours, X), wrap(run)(theirs, X), strict=True):
-            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
