@@ -771,3 +771,30 @@ def test_blocks_take_keyword_arguments(d2l, framework):
     assert len(by_name) == 2 and all(
         np.array_equal(a, b) for a, b in zip(by_name, positional, strict=True)
     )
+
+
+def test_tensorflow_decoder_graph_refuses_cached_positions_beyond_max_len():
+    """Inside a graph where the caches' length is unknown, the TransformerDecoder's checks
+    assert that the cached and the new positions fit in max_len (the positional table's
+    slice would otherwise come out short): a ValueError through graph_errors."""
+    tf = pytest.importorskip("tensorflow")
+    import d2lcore.tensorflow as d2l
+    from d2lcore.tensorflow.checks import graph_errors
+
+    decoder = d2l.TransformerDecoder(10, 8, 16, 2, 2, 0.0, max_len=5)
+    enc = tf.zeros((1, 3, 8))
+    state = decoder.init_state(enc, tf.constant([3]))
+    X = tf.ones((1, 1), tf.int32)
+    decoder(X, state)  # builds the weights
+    cache_spec = tf.TensorSpec((1, None, 8), tf.float32)
+
+    @tf.function(input_signature=[tf.TensorSpec((1, None), tf.int32), cache_spec, cache_spec])
+    def step(X, cache1, cache2):
+        logits, _ = decoder(X, (enc, tf.constant([3]), (cache1, cache2)))
+        return logits
+
+    fits = tf.zeros((1, 3, 8))
+    assert tuple(step(tf.ones((1, 2), tf.int32), fits, fits).shape) == (1, 2, 10)
+    with pytest.raises(ValueError, match="max_len = 5 positions with the cached ones"):
+        with graph_errors():
+            step(tf.ones((1, 3), tf.int32), fits, fits)
