@@ -773,33 +773,28 @@ def test_blocks_take_keyword_arguments(d2l, framework):
     )
 
 
-@pytest.mark.parametrize("shape", [(5, 6), (4, 3, 6)])
-def test_tensorflow_layer_norm_is_keras_layer_norm(shape):
-    """d2lcore's TensorFlow LayerNormalization (closed-form gradient) against
-    keras.layers.LayerNormalization with the same scale and shift: outputs and gradients
-    w.r.t. X, gamma and beta, eagerly and inside tf.function."""
-    keras = pytest.importorskip("keras")
+def test_tensorflow_decoder_graph_refuses_cached_positions_beyond_max_len():
+    """Inside a graph where the caches' length is unknown, the TransformerDecoder's checks
+    assert that the cached and the new positions fit in max_len (the positional table's
+    slice would otherwise come out short): a ValueError through graph_errors."""
     tf = pytest.importorskip("tensorflow")
-    from d2lcore.tensorflow.layers import LayerNormalization
+    import d2lcore.tensorflow as d2l
+    from d2lcore.tensorflow.checks import graph_errors
 
-    rng = np.random.default_rng(0)
-    X = tf.constant(rng.normal(2.0, 3.0, size=shape).astype(np.float32))
-    W = tf.constant(rng.normal(size=shape).astype(np.float32))  # weights the outputs
-    ours, theirs = LayerNormalization(epsilon=1e-5), keras.layers.LayerNormalization(epsilon=1e-5)
-    for layer in (ours, theirs):
-        layer(X)  # creates gamma and beta
-        layer.gamma.assign(rng.normal(size=shape[-1]).astype(np.float32))
-        layer.beta.assign(rng.normal(size=shape[-1]).astype(np.float32))
-    theirs.gamma.assign(ours.gamma)
-    theirs.beta.assign(ours.beta)
+    decoder = d2l.TransformerDecoder(10, 8, 16, 2, 2, 0.0, max_len=5)
+    enc = tf.zeros((1, 3, 8))
+    state = decoder.init_state(enc, tf.constant([3]))
+    X = tf.ones((1, 1), tf.int32)
+    decoder(X, state)  # builds the weights
+    cache_spec = tf.TensorSpec((1, None, 8), tf.float32)
 
-    def run(layer, X):
-        with tf.GradientTape() as tape:
-            tape.watch(X)
-            Y = layer(X)
-            loss = tf.reduce_sum(Y * W)
-        return [Y, *tape.gradient(loss, [X, layer.gamma, layer.beta])]
+    @tf.function(input_signature=[tf.TensorSpec((1, None), tf.int32), cache_spec, cache_spec])
+    def step(X, cache1, cache2):
+        logits, _ = decoder(X, (enc, tf.constant([3]), (cache1, cache2)))
+        return logits
 
-    for wrap in (lambda f: f, tf.function):
-        for got, expected in zip(wrap(run)(ours, X), wrap(run)(theirs, X), strict=True):
-            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+    fits = tf.zeros((1, 3, 8))
+    assert tuple(step(tf.ones((1, 2), tf.int32), fits, fits).shape) == (1, 2, 10)
+    with pytest.raises(ValueError, match="max_len = 5 positions with the cached ones"):
+        with graph_errors():
+            step(tf.ones((1, 3), tf.int32), fits, fits)

@@ -9,7 +9,6 @@ import tensorflow as tf
 from d2lcore.checks import query_checker
 
 from .checks import check_float, checked
-from .layers import Dropout
 
 
 @checked
@@ -43,7 +42,7 @@ class AdditiveAttention(keras.layers.Layer):
         self.W_q = keras.layers.Dense(num_hiddens, use_bias=False)
         self.W_k = keras.layers.Dense(num_hiddens, use_bias=False)
         self.w_v = keras.layers.Dense(1, use_bias=False)
-        self.dropout = Dropout(dropout)
+        self.dropout = keras.layers.Dropout(dropout)
         self.attention_weights = None
 
     def call(self, queries, keys, values, valid_lens=None, training=None):
@@ -105,9 +104,8 @@ class DotProductAttention(keras.layers.Layer):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = keras.layers.Dropout(dropout)
         self.attention_weights = None
-        self.built = True  # no weights to create: ready before its first call
 
     def call(self, queries, keys, values, valid_lens=None, training=None):
         d = queries.shape[-1]

@@ -37,14 +37,18 @@ from d2lcore.checks import (
 from d2lcore.text import encode_source
 from d2lcore.transformer import check_decoder_state, check_width
 
+from .layers import lazy_layer
+
 CHECKS = Checks()
 """The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
 
 
 def checked(obj):
     """Attach the checks of ``CHECKS`` registered under the name of ``obj``, a taught class or function
-    (d2lcore.boundary); returns the class, or the checked function."""
-    return CHECKS.checked(obj)
+    (d2lcore.boundary); returns the class, or the checked function. A Keras layer class is also made a
+    :func:`~d2lcore.tensorflow.layers.lazy_layer`: its sublayers create their weights on their first call, and
+    its call may take Python values (an offset, a decoder state) besides tensors."""
+    return lazy_layer(CHECKS.checked(obj))
 
 
 def _dtype(name, X):
@@ -289,6 +293,22 @@ def _assert_positions_fit(X, offset, max_len):
     )
 
 
+def _assert_cached_positions_fit(X, cache, max_len):
+    """Inside tf.function, for a decoder whose cache (batch, past, num_hiddens) has a
+    length known only when the graph runs: a graph assertion that X's steps, after the
+    past cached positions, fit in the positional table of max_len positions, whose slice
+    would otherwise come out short silently (failing with our message, see
+    graph_errors)."""
+    tf.debugging.assert_less_equal(
+        tf.shape(cache)[1] + tf.shape(X)[1],
+        max_len,
+        message=marked(
+            f"X must have at most max_len = {max_len} positions with the cached ones; "
+            "got more inside a TensorFlow graph: raise max_len"
+        ),
+    )
+
+
 # Sections 4 and 5: sequence to sequence learning, with Bahdanau attention
 
 
@@ -296,6 +316,25 @@ def _vocab_size(layer):
     """The number of token indices that ``layer`` (an encoder or a decoder) embeds: the size
     of its keras.layers.Embedding ``embedding``; None for a layer without one."""
     return getattr(getattr(layer, "embedding", None), "input_dim", None)
+
+
+@CHECKS.init("GRU")
+def _gru_init(num_hiddens, num_layers, dropout=0):
+    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+    check_dropout(dropout)
+
+
+@CHECKS.call("GRU")
+def _gru_call(gru, X, state=None, training=None):
+    check_float(X=X)
+    check_shapes(X=(X, "batch steps inputs"))
+    check_built_widths(gru, X=X)
+    if state is not None:
+        check_float(state=state)
+        layers, hiddens = len(gru.grus), gru.num_hiddens
+        check_shapes(
+            X=(X, "batch steps inputs"), state=(state, f"{layers} batch {hiddens}")
+        )
 
 
 @CHECKS.init("Seq2SeqEncoder")
@@ -543,9 +582,11 @@ def _transformer_decoder_call(decoder, X, state, training=None):
     check_shapes(X=(X, "batch steps"))
     check_token_ids("X", X, _vocab_size(decoder))
     past = check_decoder_state(state, decoder.num_layers, decoder.num_hiddens, X.shape[0])
-    if past is not None:  # else known when the graph runs: the decoder checks it then
-        _token_positions(decoder, X, past)
     enc_outputs, enc_valid_lens, caches = state
+    if past is not None:
+        _token_positions(decoder, X, past)
+    else:  # caches of a length known only when the graph runs (predict_seq2seq's graphs)
+        _assert_cached_positions_fit(X, caches[0], decoder.pos_encoding.P.shape[1])
     if enc_valid_lens is not None:  # checked here once, not by each block
         shapes = dict(X=(X, "batch n_q"))
         enc_valid_lens = _valid_lens(enc_valid_lens, shapes, name="enc_valid_lens")

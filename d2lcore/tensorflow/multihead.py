@@ -7,7 +7,6 @@ import tensorflow as tf
 
 from .attention import DotProductAttention
 from .checks import checked
-from .layers import Layer, size
 
 
 @checked
@@ -16,23 +15,23 @@ def transpose_qkv(X, num_heads):
 
     Head i of example b (features i * d ... i * d + d - 1 of X[b], d = num_hiddens /
     num_heads) becomes row b * num_heads + i: an example's heads are consecutive."""
-    # d given when known, so that the shape stays known inside tf.function
-    d = -1 if X.shape[2] is None else X.shape[2] // num_heads
-    X = tf.reshape(X, (size(X, 0), size(X, 1), num_heads, d))  # (batch, n, heads, d)
+    batch, n, d = tf.shape(X)[0], tf.shape(X)[1], X.shape[2] // num_heads
+    X = tf.reshape(X, (batch, n, num_heads, d))  # (batch, n, heads, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, heads, n, d)
-    return tf.reshape(X, (-1, size(X, 2), size(X, 3)))  # (batch * heads, n, d)
+    return tf.reshape(X, (-1, n, d))  # (batch * heads, n, d)
 
 
 @checked
 def transpose_output(X, num_heads):
     """(batch * num_heads, n, d) -> (batch, n, num_heads * d): undoes transpose_qkv."""
-    X = tf.reshape(X, (-1, num_heads, size(X, 1), size(X, 2)))  # (batch, heads, n, d)
+    n, d = tf.shape(X)[1], X.shape[2]
+    X = tf.reshape(X, (-1, num_heads, n, d))  # (batch, heads, n, d)
     X = tf.transpose(X, perm=(0, 2, 1, 3))  # (batch, n, heads, d)
-    return tf.reshape(X, (-1, size(X, 1), num_heads * size(X, 3)))  # (batch, n, h * d)
+    return tf.reshape(X, (-1, n, num_heads * d))  # (batch, n, num_heads * d)
 
 
 @checked
-class MultiHeadAttention(Layer):
+class MultiHeadAttention(keras.layers.Layer):
     """Multi-head scaled dot-product attention. W_q, W_k, W_v project queries, keys and
     values to num_hiddens features (num_heads heads of num_hiddens / num_heads each); W_o
     mixes the concatenated heads. Input sizes are inferred on the first call.
@@ -67,6 +66,5 @@ class MultiHeadAttention(Layer):
         weights = self.attention.attention_weights  # (batch * num_heads, queries, keys)
         if weights is None:
             return None
-        return tf.reshape(
-            weights, (-1, self.num_heads, size(weights, 1), size(weights, 2))
-        )
+        queries, keys = tf.shape(weights)[1], tf.shape(weights)[2]
+        return tf.reshape(weights, (-1, self.num_heads, queries, keys))

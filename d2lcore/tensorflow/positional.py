@@ -1,25 +1,26 @@
 """Sinusoidal positional encoding in TensorFlow (section 7). Vaswani et al., 2017,
 "Attention is all you need"."""
 
+import keras
 import tensorflow as tf
 
 from d2lcore.positional import sinusoid_table
 
 from .checks import checked
-from .layers import Dropout, Layer, size
 
 
 @checked
-class PositionalEncoding(Layer):
+class PositionalEncoding(keras.layers.Layer):
     """Adds the sinusoidal encodings of positions offset, ..., offset + steps - 1 to X
-    (batch, steps, num_hiddens), then applies dropout. ``P`` is the whole table,
-    (1, max_len, num_hiddens), computed once (a constant, not a weight)."""
+    (batch, steps, num_hiddens), then applies dropout; offset: an int, or a scalar tensor
+    (known only when a graph runs). ``P`` is the whole table, (1, max_len, num_hiddens),
+    computed once (a constant, not a weight)."""
 
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = keras.layers.Dropout(dropout)
         self.P = tf.constant(sinusoid_table(max_len, num_hiddens))
 
     def call(self, X, offset=0, training=None):
-        P = tf.cast(self.P[:, offset : offset + size(X, 1), :], X.dtype)
+        P = tf.cast(self.P[:, offset : offset + tf.shape(X)[1], :], X.dtype)
         return self.dropout(X + P, training=training)

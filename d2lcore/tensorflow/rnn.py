@@ -5,11 +5,12 @@ import keras
 import numpy
 import tensorflow as tf
 
-from .layers import Layer
+from .checks import checked
 from .weights import register_converter
 
 
-class GRU(Layer):
+@checked
+class GRU(keras.layers.Layer):
     """``num_layers`` GRU layers (Cho et al., 2014) with dropout between layers (in
     training).
 

@@ -4,7 +4,7 @@ encoder, a GRU decoder that attends to the encoder's outputs, and the masked los
 import keras
 import tensorflow as tf
 
-from .attention import AdditiveAttention, fix_keys
+from .attention import AdditiveAttention
 from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
@@ -58,18 +58,18 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     def call(self, X, state, training=None):
         enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
-        # is applied to the keys once, by fix_keys, not at every step
-        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, attention_weights = [], []
         for t in range(X.shape[1]):
             query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer
-            context, weights = attend(query, training=training)  # c_{t'}
+            # c_{t'}, (batch, 1, h): the keys and values are the encoder's outputs h_1..h_T
+            context = self.attention(
+                query, enc_outputs, enc_outputs, enc_valid_lens, training=training
+            )
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = tf.concat((context, embs[:, t : t + 1]), axis=-1)
             out, hidden = self.rnn(x, hidden, training=training)  # out: (batch, 1, h)
             outputs.append(out)
-            attention_weights.append(weights)
+            attention_weights.append(self.attention.attention_weights)
         self._attention_weights = tuple(attention_weights)
         logits = self.dense(tf.concat(outputs, axis=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)

@@ -2,7 +2,7 @@
 
 import weakref
 
-import numpy
+import keras
 import tensorflow as tf
 
 from d2lcore.convert import last_query
@@ -32,69 +32,6 @@ def _device_name(device):
     return device if isinstance(device, str) else device.name
 
 
-class ClippedAdam:
-    """Adam (Kingma & Ba, 2015) on ``variables``, each step after scaling the gradients so
-    that their global norm is at most ``max_norm``: tf.clip_by_global_norm followed by the
-    update of keras.optimizers.Adam, the same operations in the same order (the bias
-    corrections folded into the step size, epsilon added to the square root of the
-    variance), so the same weights bit for bit. Faster than Keras's optimizer: the step
-    size is computed once per step instead of once per weight, and the update runs once
-    on all the weights laid end to end in one vector (the moments are kept that way), not
-    once per weight: a few operations per weight instead of about twenty, and a fifth
-    fewer in the traced step of train_seq2seq (an element's numbers do not depend on
-    where it lies). ``apply(grads)`` is meant for a tf.function; an embedding's gradient
-    (tf.IndexedSlices) is applied densely, to every row, as in PyTorch and MXNet; a weight
-    whose gradient is None is left as is, with its moments. epsilon: the default of
-    PyTorch and MXNet (Keras's is 1e-7)."""
-
-    def __init__(self, variables, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
-        self.variables = list(variables)
-        self._sizes = [int(v.shape.num_elements()) for v in self.variables]
-        total = sum(self._sizes)
-        # The first and second moments of every weight, end to end in variables' order
-        self._means = tf.Variable(tf.zeros(total), trainable=False)
-        self._variances = tf.Variable(tf.zeros(total), trainable=False)
-        self.lr, self.max_norm = lr, max_norm
-        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-        self.steps = tf.Variable(0, dtype=tf.int64, trainable=False)
-
-    def _clip_scale(self, grads):
-        """The factor of tf.clip_by_global_norm(grads, max_norm), computed as it does
-        (NaN when the norm is not finite); grads: the tensors, without the Nones."""
-        norm = tf.linalg.global_norm(grads)
-        one = tf.constant(1.0, norm.dtype)
-        max_norm = tf.constant(self.max_norm, norm.dtype)
-        return max_norm * tf.minimum(1.0 / norm, one / max_norm) + (norm - norm)
-
-    def apply(self, grads):
-        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
-        scale = self._clip_scale([g for g in grads if g is not None])
-        # All the gradients end to end (zeros for a None), clipped: (total,)
-        flat = [
-            tf.zeros(n) if g is None else tf.reshape(g, (-1,))
-            for g, n in zip(grads, self._sizes, strict=True)
-        ]
-        g = tf.concat(flat, axis=0) * scale
-        t = tf.cast(self.steps + 1, tf.float32)
-        beta1_power = tf.pow(tf.constant(self.beta1, tf.float32), t)
-        beta2_power = tf.pow(tf.constant(self.beta2, tf.float32), t)
-        step_size = self.lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
-        m, v = self._means, self._variances
-        new_m = m + (g - m) * (1 - self.beta1)  # 1 - beta: in Python, as Keras
-        new_v = v + (tf.square(g) - v) * (1 - self.beta2)
-        used = [grad is not None for grad in grads]
-        if not all(used):  # the moments of a weight without gradient stay as they are
-            kept = numpy.repeat(used, self._sizes)
-            new_m, new_v = tf.where(kept, new_m, m), tf.where(kept, new_v, v)
-        m.assign(new_m)
-        v.assign(new_v)
-        update = new_m * step_size / (tf.sqrt(new_v) + self.epsilon)
-        for w, grad, part in zip(self.variables, grads, tf.split(update, self._sizes)):
-            if grad is not None:
-                w.assign_sub(tf.reshape(part, w.shape))
-        self.steps.assign_add(1)
-
-
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
     """A compiled training step for batches shaped like ``batch``, traced here. The batch
     size is left open (None) so that a smaller last batch reuses the same graph instead of
@@ -112,7 +49,8 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
             tokens = tf.cast(tf.reduce_sum(Y_valid_len), loss.dtype)
             per_token = loss / tokens
         # The gradient of the loss per token: its global norm clipped to 1, then Adam
-        optimizer.apply(tape.gradient(per_token, net.trainable_variables))
+        grads = tape.gradient(per_token, net.trainable_variables)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
         return loss, tokens
 
     # The traced graph itself: calling it skips tf.function's matching of the arguments
@@ -134,7 +72,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     every epoch."""
     with tf.device(_device_name(device)):
         _initialize(net)
-        optimizer = ClippedAdam(net.trainable_variables, lr, max_norm=1)
+        optimizer = keras.optimizers.Adam(learning_rate=lr, global_clipnorm=1)
         loss_fn = MaskedSoftmaxCELoss()
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         train_step = None

@@ -9,9 +9,8 @@ import tensorflow as tf
 
 from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import checked, marked
+from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import Dropout, Layer, LayerNormalization, size
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -43,15 +42,15 @@ class AddNorm(keras.layers.Layer):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = Dropout(dropout)
-        self.ln = LayerNormalization(epsilon=LAYER_NORM_EPS)
+        self.dropout = keras.layers.Dropout(dropout)
+        self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, Y, training=None):
         return self.ln(self.dropout(Y, training=training) + X)
 
 
 @checked
-class TransformerEncoderBlock(Layer):
+class TransformerEncoderBlock(keras.layers.Layer):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens) floats, valid_lens None, (batch,) or (batch, steps)
@@ -120,7 +119,7 @@ class TransformerEncoder(Encoder):
 
 
 @checked
-class TransformerDecoderBlock(Layer):
+class TransformerDecoderBlock(keras.layers.Layer):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -153,10 +152,10 @@ class TransformerDecoderBlock(Layer):
             key_values = X
         else:
             key_values = tf.concat((cache, X), axis=1)
-        steps, total = size(X, 1), size(key_values, 1)
+        steps, total = tf.shape(X)[1], tf.shape(key_values)[1]
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = tf.range(total - steps + 1, total + 1)
-        dec_valid_lens = tf.broadcast_to(lens, (size(X, 0), steps))  # (batch, steps)
+        dec_valid_lens = tf.broadcast_to(lens, (tf.shape(X)[0], steps))  # (batch, steps)
         Y = self.addnorm1(
             X,
             self.self_attention(
@@ -217,35 +216,14 @@ class TransformerDecoder(AttentionDecoder):
     def call(self, X, state, training=None):
         enc_outputs, enc_valid_lens, caches = state
         # Position past + i for the i-th token: the caches hold positions 0 ... past - 1
-        past = 0 if caches[0] is None else caches[0].shape[1]  # None inside tf.function
+        past = 0 if caches[0] is None else tf.shape(caches[0])[1]
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
-        if past is None:  # inside tf.function, for caches of any length
-            X = self._encode_positions(X, size(caches[0], 1), training)
-        else:
-            X = self.pos_encoding(X, past, training=training)
+        X = self.pos_encoding(X, past, training=training)
         new_caches = []
         for blk, cache in zip(self.blks, caches):
             X, key_values = blk(X, enc_outputs, enc_valid_lens, cache, training=training)
             new_caches.append(key_values)
         return self.dense(X), (enc_outputs, enc_valid_lens, tuple(new_caches))
-
-    def _encode_positions(self, X, past, training):
-        """What pos_encoding(X, past) computes, for a ``past`` known only when the graph
-        runs (a scalar tensor), which PositionalEncoding does not take. The assertion stays
-        here, in the model: it guards the slice of the table, which would otherwise come
-        out short silently, where no check can see ``past`` (predict_seq2seq's graphs)."""
-        P = self.pos_encoding.P  # (1, max_len, num_hiddens)
-        steps = size(X, 1)
-        tf.debugging.assert_less_equal(
-            past + steps,
-            P.shape[1],
-            message=marked(
-                f"X must have at most max_len = {P.shape[1]} positions with the cached ones; "
-                "got more inside a TensorFlow graph: raise max_len"
-            ),
-        )
-        P = tf.cast(P[:, past : past + steps, :], X.dtype)
-        return self.pos_encoding.dropout(X + P, training=training)
 
     @property
     def attention_weights(self):
