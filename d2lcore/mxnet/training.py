@@ -35,7 +35,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     _initialize(net, device)
-    net.hybridize()  # each Gluon HybridBlock inside runs as a cached graph
+    net.hybridize(static_alloc=True)  # each HybridBlock inside runs as a cached graph
     params = net.collect_params()
     trainer = gluon.Trainer(params, "adam", {"learning_rate": lr})
     # clip_global_norm takes legacy arrays: as_nd_ndarray() gives views of the gradients
