@@ -94,7 +94,10 @@ def test_decoder_steps_equal_plain_attention(framework, d2l, tensor):
         context = decoder.attention(query, enc_outputs, enc_outputs, lens)
         plain_weights.append(to_numpy(decoder.attention.attention_weights))
         x = concat_last(framework, context, embs[:, t : t + 1])
-        out, hidden = decoder.rnn(x, hidden)
+        if framework == "mxnet":  # Gluon's GRU: its state is a list of one array
+            out, [hidden] = decoder.rnn(x, [hidden])
+        else:
+            out, hidden = decoder.rnn(x, hidden)
         outs.append(to_numpy(decoder.dense(out)))
     np.testing.assert_allclose(to_numpy(logits), np.concatenate(outs, axis=1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(weights, np.concatenate(plain_weights, axis=1), rtol=1e-5, atol=1e-6)

@@ -135,15 +135,17 @@ def test_mxnet_transformer_blocks_read_like_pytorch(block):
 
 
 def test_mxnet_bahdanau_loop_reads_like_the_equations():
-    """The MXNet Bahdanau tab calls one attention step per target step, as the PyTorch and TensorFlow tabs call
-    fix_keys' attend: MXNet's operators for that step (the column of ones, tanh, the softmax with lengths,
-    dropout) live once, in d2lcore/mxnet/attention.py (prepare_keys, AdditiveStep), not on the page."""
+    """The MXNet Bahdanau tab calls the page's AdditiveAttention layer once per target step, with the encoder's
+    outputs as keys and values: MXNet's operators for that step (tanh, the softmax, dropout) are the layer's,
+    not written out in the decoder."""
     cells = [
         cell.source
         for cell in read_source(sources("bahdanau")[0]).cells
-        if cell.cell_type == "code" and "\nclass AttentionGRUSteps(" in "\n" + cell.source
+        if cell.cell_type == "code"
+        and frameworks_of(cell) == ["mxnet"]
+        and "\nclass Seq2SeqAttentionDecoder(" in "\n" + cell.source
     ]
     assert len(cells) == 1
-    assert "prepare_keys(" in cells[0] and "self.attend(query" in cells[0]
+    assert "self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)" in cells[0]
     inline = ("batch_dot", "activation", "softmax", "use_length", "self.dropout", ".W_k(", ".W_q(")
     assert [op for op in inline if op in cells[0]] == []

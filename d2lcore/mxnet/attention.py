@@ -1,6 +1,5 @@
 """Attention scoring functions in MXNet (section 3): masked softmax, additive and scaled
-dot-product attention; additive attention's steps against fixed keys, for the Bahdanau
-decoder (section 5)."""
+dot-product attention; additive attention's steps against fixed keys (fix_keys)."""
 
 import math
 
@@ -79,8 +78,8 @@ def prepare_keys(attention, keys, valid_lens=None):
 class AdditiveStep(nn.HybridBlock):
     """One query of an AdditiveAttention layer, with the layer's own W_q, w_v and dropout,
     against keys, lengths and ones from prepare_keys: the context and the weights of the
-    layer's forward. It runs eagerly (fix_keys' attend) or inside a hybridized block's
-    graph (the Bahdanau decoder's AttentionGRUSteps), with MXNet's fast operators.
+    layer's forward, with MXNet's fast operators. It runs eagerly (fix_keys' attend) or
+    inside a hybridized block's graph.
 
     query (batch, 1, q), keys (batch, n_k, h): W_k k, values (batch, n_k, v), lens
     (batch, 1) int32, ones (batch, n_k, 1) -> (context (batch, 1, v), weights (batch, 1,
@@ -115,7 +114,7 @@ def fix_keys(attention, keys, values, valid_lens=None):
     Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
     weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
     valid_lens)`` and of its attention_weights. The work is prepare_keys' and
-    AdditiveStep's, which a hybridized decoder calls itself."""
+    AdditiveStep's."""
     hooks = (check_float, check_valid_lens)  # this framework's
     check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
     # W_k keys (batch, keys, num_hiddens), lens (batch, 1), ones: for every call of attend

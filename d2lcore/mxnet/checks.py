@@ -2,6 +2,8 @@
 :mod:`d2lcore.checks`; and the argument checks of the taught classes and functions, registered
 by taught name on :data:`CHECKS` and attached with :func:`checked` (d2lcore.boundary)."""
 
+import functools
+import inspect
 import types
 
 import numpy as onp
@@ -34,16 +36,85 @@ from d2lcore.checks import (
 from d2lcore.text import encode_source
 from d2lcore.transformer import check_decoder_state, check_width
 
-from .layers import attention_lengths
-
 CHECKS = Checks()
 """The argument checks of this framework's taught classes and functions, by taught name (d2lcore.boundary)."""
 
 
 def checked(obj):
     """Attach the checks of ``CHECKS`` registered under the name of ``obj``, a taught class or function
-    (d2lcore.boundary); returns the class, or the checked function."""
-    return CHECKS.checked(obj)
+    (d2lcore.boundary); returns the class, or the checked function.
+
+    A Gluon block also gets what the other frameworks' layers do without help: a call with keyword arguments
+    (Gluon's ``Block.__call__`` takes positional ones only; they are bound to the positions of ``forward``),
+    and, for the blocks in :data:`GRAPH_LENGTHS`, its valid lengths turned, at every call (checked or not), into
+    the ones its graph reads."""
+    obj = CHECKS.checked(obj)
+    if isinstance(obj, type) and issubclass(obj, nn.Block):
+        lengths = GRAPH_LENGTHS.get(obj.__name__)
+        if lengths is not None:
+            obj.forward = _with_graph_lengths(obj.forward, lengths)
+        obj.__call__ = _positional(obj.__call__)
+    return obj
+
+
+def _positional(call):
+    """A Gluon block's ``__call__`` that also takes keyword arguments: it binds them to the positions of
+    the block's ``forward`` (its defaults included)."""
+
+    @functools.wraps(call)
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            bound = inspect.signature(self.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args
+        return call(self, *args)
+
+    return __call__
+
+
+def _with_graph_lengths(forward, lengths):
+    """``forward`` that first gives its arguments to ``lengths`` (arrays, not a graph's symbols)."""
+
+    @functools.wraps(forward)
+    def with_lengths(self, *args):
+        if isinstance(args[0], np.ndarray):
+            args = lengths(*args)
+        return forward(self, *args)
+
+    return with_lengths
+
+
+def attention_lengths(queries, keys, valid_lens=None):
+    """The valid lengths as MultiHeadAttention's graph reads them: (batch, n_q) int32, at
+    most n_k (MXNet's softmax with lengths reads a larger one as garbage). queries (batch,
+    n_q, d_q), keys (batch, n_k, d_k), valid_lens None (every key), or (batch,) or (batch,
+    n_q) lengths, an mxnet.np array (the checks make it so)."""
+    (batch, n_q), n_k = queries.shape[:2], keys.shape[1]
+    if valid_lens is None:
+        return np.full((batch, n_q), n_k, dtype="int32", ctx=queries.ctx)
+    lens = np.minimum(valid_lens.reshape(batch, -1), n_k)  # (batch, 1 or n_q)
+    return np.broadcast_to(lens, (batch, n_q)).astype("int32")
+
+
+GRAPH_LENGTHS = {
+    # X, valid_lens: the self-attention's keys are X
+    "TransformerEncoderBlock": lambda X, valid_lens=None: (
+        X,
+        attention_lengths(X, X, valid_lens),
+    ),
+    # the encoder–decoder attention's keys are enc_outputs
+    "TransformerDecoderBlock": lambda X, enc_outputs, enc_valid_lens=None, cache=None: (
+        X,
+        enc_outputs,
+        attention_lengths(X, enc_outputs, enc_valid_lens),
+        cache,
+    ),
+}
+"""For the Transformer's blocks, hybridized: the valid lengths that their forward hands to the
+MultiHeadAttention layers of their graph, by taught name: f(forward's arguments) -> forward's
+arguments with lengths of shape (batch, queries) int32, at most the number of keys (see
+attention_lengths). Outside a checked call (a block inside the encoder or the decoder), the
+block's own checks do not run, but its graph still needs these."""
 
 
 def check_float(**tensors):

@@ -5,7 +5,6 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import math
 
 import mxnet as mx
-from mxnet import np
 from mxnet.gluon import nn
 
 from .checks import checked
@@ -45,10 +44,9 @@ class MultiHeadAttention(nn.HybridBlock):
     (batch, n_q) int32, at most n_k (the checks make them so from None, (batch,) or
     (batch, n_q) lengths) -> (batch, n_q, num_hiddens).
 
-    A HybridBlock, hybridized when built: each call runs hybrid_forward as one cached
-    graph (Gluon's CachedOp), not as some dozens of operations launched from Python. In a
-    hybridized parent's graph a call returns (output, weights (batch * num_heads, n_q,
-    n_k)), and the parent keeps the weights in head_weights."""
+    Once hybridized, each call runs hybrid_forward as one cached graph (Gluon's CachedOp).
+    head_weights: the last call's weights, (batch * num_heads, n_q, n_k); in a hybridized
+    parent's graph a symbol, which the parent returns from its graph."""
 
     def __init__(self, num_hiddens, num_heads, dropout, bias=False):
         super().__init__()
@@ -58,14 +56,10 @@ class MultiHeadAttention(nn.HybridBlock):
         self.W_k = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
         self.W_v = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
         self.W_o = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
-        self.head_weights = None  # the last call's, (batch * num_heads, n_q, n_k)
-        self.hybridize(static_alloc=True)
+        self.head_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
-        output, weights = super().forward(queries, keys, values, valid_lens)
-        if not isinstance(weights, np.ndarray):  # symbols: in a hybridized parent's graph
-            return output, weights
-        self.head_weights = weights
+        output, self.head_weights = super().forward(queries, keys, values, valid_lens)
         return output
 
     def hybrid_forward(self, F, queries, keys, values, valid_lens):
@@ -85,7 +79,5 @@ class MultiHeadAttention(nn.HybridBlock):
     @property
     def attention_weights(self):
         """The last call's weights per head, (batch, num_heads, n_q, n_k)."""
-        weights = self.head_weights
-        if weights is None:
-            return None
-        return weights.reshape(-1, self.num_heads, *weights.shape[1:])
+        w = self.head_weights  # None before the first call
+        return None if w is None else w.reshape(-1, self.num_heads, *w.shape[1:])

@@ -26,10 +26,6 @@ class GRU(rnn.GRU):
 
     def __init__(self, num_hiddens, num_layers, dropout=0):
         super().__init__(num_hiddens, num_layers, dropout=dropout, layout="NTC")
-        # One cached graph per call instead of a dozen separate operations (Gluon gathers
-        # the layers' weights into one array at every call): decoding one step at a time
-        # calls the GRU often, and each operation MXNet runs from Python costs time.
-        self.hybridize()
 
     def __call__(self, X, state=None):
         # Gluon's GRU takes and returns its state as a list of one (num_layers, batch, h)

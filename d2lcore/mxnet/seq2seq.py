@@ -1,12 +1,10 @@
 """Sequence to sequence learning with Bahdanau attention in MXNet (sections 4 and 5): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
-import functools
+from mxnet import np, npx
+from mxnet.gluon import nn, rnn
 
-from mxnet import npx
-from mxnet.gluon import nn
-
-from .attention import AdditiveAttention, AdditiveStep, prepare_keys
+from .attention import AdditiveAttention
 from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .rnn import GRU
@@ -35,7 +33,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau et al. (2015)'s decoder: at step t', additive attention with the last GRU
     layer's previous state s_{t'-1} as query, over the encoder outputs h_1..h_T as keys
     and values, gives a context c_{t'}; [c_{t'}, embedding of y_{t'-1}] is the GRU's
-    input. The steps run in AttentionGRUSteps, one cached graph per number of steps.
+    input.
 
     ``init_state(enc_outputs, enc_valid_lens)``: enc_outputs the encoder's (outputs (batch,
     src_steps, num_hiddens), state (num_layers, batch, num_hiddens)), enc_valid_lens None or
@@ -49,14 +47,10 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         super().__init__()
         self.attention = AdditiveAttention(num_hiddens, dropout)
         self.embedding = nn.Embedding(vocab_size, embed_size)
-        self.rnn = GRU(num_hiddens, num_layers, dropout)
+        # Gluon's GRU, batch-major (layout "NTC"); its state is a list of one array
+        self.rnn = rnn.GRU(num_hiddens, num_layers, dropout=dropout, layout="NTC")
         self.dense = nn.Dense(vocab_size, flatten=False)
-        self._attention_weights = None
-        # The graph of the steps for a number of steps, made at its first use and kept
-        # (not a child block: its layers are the decoder's)
-        self._steps = functools.cache(
-            functools.partial(AttentionGRUSteps, self.attention, self.rnn)
-        )
+        self._attention_weights = []
 
     def init_state(self, enc_outputs, enc_valid_lens):
         # outputs: (batch, src_steps, h), hidden: (num_layers, batch, h)
@@ -66,57 +60,26 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     def forward(self, X, state):
         enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
-        # is applied to the keys once, by prepare_keys, not at every step
-        keys, lens, ones = prepare_keys(self.attention, enc_outputs, enc_valid_lens)
-        outputs, hidden, self._attention_weights = self._steps(X.shape[1])(
-            embs, hidden, keys, enc_outputs, lens, ones
-        )
-        logits = self.dense(outputs)  # (batch, steps, vocab_size)
+        outputs, self._attention_weights = [], []
+        for t in range(X.shape[1]):  # embs[:, t:t + 1]: the embedding of y_{t'-1}
+            query = np.expand_dims(hidden[-1], 1)  # (batch, 1, h): s_{t'-1}, last layer
+            # c_{t'}: (batch, 1, h); the keys and values are the encoder's outputs
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
+            x = np.concatenate((context, embs[:, t : t + 1]), axis=-1)
+            out, [hidden] = self.rnn(x, [hidden])  # out: (batch, 1, h)
+            outputs.append(out)
+            self._attention_weights.append(self.attention.attention_weights)
+        logits = self.dense(np.concatenate(outputs, axis=1))  # (batch, steps, vocab)
         return logits, (enc_outputs, hidden, enc_valid_lens)
 
     @property
     def attention_weights(self):
         """(batch, steps, src_steps): the attention weights of every step of the last
         call; None before the first call."""
-        return self._attention_weights
-
-
-class AttentionGRUSteps(nn.HybridBlock):
-    """The steps of Seq2SeqAttentionDecoder, with its own layers: for each embedded token,
-    one step of additive attention (AdditiveStep) with the last GRU layer's state as query
-    gives a context, and [context, embedding] is the GRU's input.
-
-    embs (batch, steps, embed_size), hidden (num_layers, batch, h), keys (batch, src_steps,
-    h), values (batch, src_steps, h), lens (batch, 1), ones (batch, src_steps, 1) (keys,
-    lens and ones: prepare_keys' arrays) -> (outputs (batch, steps, h), hidden (num_layers,
-    batch, h), weights (batch, steps, src_steps)).
-
-    Hybridized: the loop of hybrid_forward runs once, when MXNet traces it into a graph
-    (hence one instance per number of steps); every call then runs the whole graph,
-    forward and backward, instead of launching a dozen operations per step from Python."""
-
-    def __init__(self, attention, rnn, steps):
-        super().__init__()
-        self.attend, self.rnn, self.steps = AdditiveStep(attention), rnn, steps
-        # Not hybridize(static_alloc=True): with it, MXNet 1.9.1 gets the gradient of
-        # the GRU's weights wrong when the graph calls the GRU more than once
-        self.hybridize()
-
-    def hybrid_forward(self, F, embs, hidden, keys, values, lens, ones):
-        tokens = F.np.split(embs, self.steps, axis=1) if self.steps > 1 else [embs]
-        outputs, weights = [], []
-        for emb in tokens:  # emb: (batch, 1, embed_size), the embedding of y_{t'-1}
-            # The query s_{t'-1}: the last layer's state, (batch, 1, h)
-            query = F.np.swapaxes(hidden[-1:], 0, 1)
-            context, alpha = self.attend(query, keys, values, lens, ones)  # c_{t'}
-            # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
-            x = F.np.concatenate((context, emb), axis=-1)
-            out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
-            outputs.append(out)
-            weights.append(alpha)
-        cat = F.np.concatenate
-        return cat(outputs, axis=1), hidden, cat(weights, axis=1)
+        if not self._attention_weights:  # no call yet
+            return None
+        return np.concatenate(self._attention_weights, axis=1)
 
 
 @checked

@@ -1,8 +1,6 @@
 """Training and greedy translation of encoder–decoder models in MXNet (section 4)."""
 
-import math
-
-from mxnet import autograd, nd, np
+from mxnet import autograd, gluon, np
 
 from d2lcore.convert import last_query
 from d2lcore.initialization import xavier_uniform_weights
@@ -25,64 +23,6 @@ def _initialize(net, device):
     load_weights(net, xavier_uniform_weights(export_weights(net)))
 
 
-class ClippedAdam:
-    """Adam (Kingma & Ba, 2015) on the weights of ``net``, each step after scaling the
-    gradient so that its global norm is at most ``max_norm``: the update of
-    gluon.utils.clip_global_norm followed by gluon.Trainer's "adam" (the same defaults,
-    the bias correction folded into the learning rate), in a few operations for all the
-    weights together instead of a few per weight, and without waiting for the engine. On
-    a small model, MXNet spends most of a training step on launching operations.
-
-    Create it after the weights are initialised (it keeps views of their arrays); each
-    ``step()`` uses the gradients that the last backward() left in the weights, which
-    must all take part in the loss (gluon.Trainer checks that; this does not). One
-    difference: a gradient whose norm is not finite skips the step instead of writing
-    NaN into the weights."""
-
-    # multi_adamw_update's kernel holds at most 50 weights (more crash MXNet 1.9.1)
-    _CHUNK = 50
-
-    def __init__(self, net, lr, max_norm, beta1=0.9, beta2=0.999, epsilon=1e-8):
-        params = [p for p in net.collect_params().values() if p.grad_req != "null"]
-        # MXNet's multi-tensor operators take legacy arrays: as_nd_ndarray() gives views
-        # of the same memory
-        self._weights = [p.data().as_nd_ndarray() for p in params]
-        self._grads = [p.grad().as_nd_ndarray() for p in params]
-        self._means = [nd.zeros_like(w) for w in self._weights]
-        self._variances = [nd.zeros_like(w) for w in self._weights]
-        self.lr, self.max_norm = lr, max_norm
-        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-        self.steps = 0
-
-    def step(self):
-        self.steps += 1
-        grads = self._grads
-        norm = nd.multi_sum_sq(*grads, num_arrays=len(grads)).sum().sqrt()
-        # The factor of clip_global_norm, min(1, max_norm / norm), kept on the device
-        scale = nd.minimum(self.max_norm / (norm + 1e-8), 1)
-        t = self.steps
-        lr = self.lr * math.sqrt(1 - self.beta2**t) / (1 - self.beta1**t)
-        for i in range(0, len(grads), self._CHUNK):
-            part = slice(i, i + self._CHUNK)
-            n = len(grads[part])
-            # AdamW without weight decay (wd 0, eta 1) is Adam, and it multiplies the
-            # gradient by an array: scale
-            nd.contrib.multi_adamw_update(
-                self._weights[part],
-                grads[part],
-                self._means[part],
-                self._variances[part],
-                scale,
-                lrs=(lr,) * n,
-                wds=(0.0,) * n,
-                etas=(1.0,) * n,
-                beta1=self.beta1,
-                beta2=self.beta2,
-                epsilon=self.epsilon,
-                out=self._weights[part],
-            )
-
-
 @checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
@@ -95,7 +35,11 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (the record "training", see d2lcore.records), and returns the loss per token of
     every epoch."""
     _initialize(net, device)
-    optimizer = ClippedAdam(net, lr, max_norm=1)
+    net.hybridize(static_alloc=True)  # each HybridBlock inside runs as a cached graph
+    params = net.collect_params()
+    trainer = gluon.Trainer(params, "adam", {"learning_rate": lr})
+    # clip_global_norm takes legacy arrays: as_nd_ndarray() gives views of the gradients
+    grads = [p.grad().as_nd_ndarray() for p in params.values()]
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]
@@ -117,7 +61,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 tokens = Y_valid_len.sum().astype(loss.dtype)
                 per_token = loss / tokens
             per_token.backward()  # the gradient of the loss per token
-            optimizer.step()  # clips the gradient's global norm to 1, then Adam
+            gluon.utils.clip_global_norm(grads, 1)  # the global norm at most 1
+            trainer.step(1)  # Adam; 1: the loss is already per token
             loss_sum = loss_sum + loss
             num_tokens = num_tokens + tokens
         losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch

@@ -2,12 +2,12 @@
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper).
 
-The encoder and decoder blocks are HybridBlocks, hybridized when they are built: each
-call runs as one cached graph (Gluon's CachedOp) instead of some hundred operations
-launched one by one from Python, which is most of the time MXNet spends on models this
-small. Their forward builds what depends on Python values (the cache, the lengths), then
-runs the graph, written in hybrid_forward with the layers that the other frameworks use
-(MultiHeadAttention is a HybridBlock too)."""
+The encoder and decoder blocks are Gluon HybridBlocks: once hybridized (train_seq2seq
+hybridizes the network), each call runs as one cached graph (Gluon's CachedOp) instead of
+some hundred operations launched one by one from Python, which is most of the time MXNet
+spends on models this small. Their forward builds what depends on Python values (the
+cache), then runs the graph, written in hybrid_forward with the layers that the other
+frameworks use (MultiHeadAttention is a HybridBlock too)."""
 
 import math
 
@@ -18,7 +18,6 @@ from d2lcore.transformer import LAYER_NORM_EPS
 
 from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import HybridBlock, attention_lengths
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -63,10 +62,10 @@ class AddNorm(nn.HybridBlock):
 
 
 @checked
-class TransformerEncoderBlock(HybridBlock):
+class TransformerEncoderBlock(nn.HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm:
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) -> (batch,
-    steps, num_hiddens). Hybridized: forward hands the lengths to the graph, hybrid_forward."""
+    steps, num_hiddens). hybrid_forward is the graph, once hybridized."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -76,14 +75,12 @@ class TransformerEncoderBlock(HybridBlock):
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
-        lens = attention_lengths(X, X, valid_lens)  # the graph's (batch, steps) lengths
-        Y, self.attention.head_weights = super().forward(X, lens)
+        Y, self.attention.head_weights = super().forward(X, valid_lens)
         return Y
 
-    def hybrid_forward(self, F, X, lens):
-        attended, weights = self.attention(X, X, X, lens)
-        Y = self.addnorm1(X, attended)
-        return self.addnorm2(Y, self.ffn(Y)), weights
+    def hybrid_forward(self, F, X, valid_lens):
+        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
+        return self.addnorm2(Y, self.ffn(Y)), self.attention.head_weights
 
 
 @checked
@@ -118,10 +115,6 @@ class TransformerEncoder(Encoder):
                 )
             )
 
-    def __call__(self, X, valid_lens=None):
-        # Gluon's Block.__call__ takes positional arguments only: allow valid_lens=...
-        return super().__call__(X, valid_lens)
-
     def forward(self, X, valid_lens=None):
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
@@ -137,7 +130,7 @@ class TransformerEncoder(Encoder):
 
 
 @checked
-class TransformerDecoderBlock(HybridBlock):
+class TransformerDecoderBlock(nn.HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -149,8 +142,8 @@ class TransformerDecoderBlock(HybridBlock):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once. Hybridized when built: forward gives the graph the
-    cache and the lengths, hybrid_forward is the graph."""
+    outputs as decoding it at once. forward gives the cache and the causal mask's lengths
+    to hybrid_forward, the graph once hybridized."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
@@ -173,20 +166,17 @@ class TransformerDecoderBlock(HybridBlock):
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = np.arange(past + 1, past + steps + 1, dtype="int32", ctx=X.ctx)
         dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
-        enc_lens = attention_lengths(X, enc_outputs, enc_valid_lens)  # (batch, steps)
         Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
-            super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_lens)
+            super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_valid_lens)
         )
         return Y, key_values
 
     def hybrid_forward(self, F, X, key_values, enc_outputs, dec_lens, enc_lens):
-        attended, self_weights = self.self_attention(X, key_values, key_values, dec_lens)
-        Y = self.addnorm1(X, attended)
-        attended, cross_weights = self.cross_attention(
-            Y, enc_outputs, enc_outputs, enc_lens
-        )
-        Z = self.addnorm2(Y, attended)
-        return self.addnorm3(Z, self.ffn(Z)), self_weights, cross_weights
+        Y = self.addnorm1(X, self.self_attention(X, key_values, key_values, dec_lens))
+        Z = self.addnorm2(Y, self.cross_attention(Y, enc_outputs, enc_outputs, enc_lens))
+        # The weights of both attentions (symbols in the graph) are outputs of the graph too
+        weights = self.self_attention.head_weights, self.cross_attention.head_weights
+        return self.addnorm3(Z, self.ffn(Z)), *weights
 
 
 @checked
