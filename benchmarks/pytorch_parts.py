@@ -142,7 +142,7 @@ def parts(model):
     found["output: dense layer and masked loss"] = (output_ours, output_ref)
     params = list(net.parameters())
     grads = [torch.randn_like(p) for p in params]
-    ours = torch.optim.Adam(params, lr=0.005, foreach=True)
+    ours = torch.optim.Adam(params, lr=0.005, fused=True)
     adam = torch.optim.Adam(params, lr=0.005)
 
     def optimizer_ours():  # as train_seq2seq

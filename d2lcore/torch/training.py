@@ -36,8 +36,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     every epoch."""
     net.to(device)
     _initialize(net, device)
-    # foreach: each operation of Adam's update in one call for all the weights (faster)
-    optimizer = torch.optim.Adam(net.parameters(), lr, foreach=True)
+    # fused: Adam's update of each weight in one kernel on its device (faster)
+    optimizer = torch.optim.Adam(net.parameters(), lr, fused=True)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]
