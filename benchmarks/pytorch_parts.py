@@ -27,7 +27,6 @@ from reference import in_pytorch as ref  # noqa: E402
 from torch import nn  # noqa: E402
 
 import d2lcore.torch as d2l  # noqa: E402
-from d2lcore.torch.training import ClippedAdam  # noqa: E402
 
 B, T, H, FFN, HEADS, V = 64, 10, 32, 64, 4, 189
 
@@ -65,9 +64,8 @@ def _bahdanau_parts(lens):
     enc = torch.randn(B, T, H, requires_grad=True)
     queries = torch.randn(B, T, H, requires_grad=True)
 
-    def attention_ours():
-        attend = d2l.fix_keys(att_ours, enc, enc, lens)
-        steps = [attend(q)[0] * _cotangent(B, 1, H) for q in queries.split(1, dim=1)]
+    def attention_ours():  # as the decoder: the layer at each step
+        steps = [att_ours(q, enc, enc, lens) * _cotangent(B, 1, H) for q in queries.split(1, dim=1)]
         sum(s.sum() for s in steps).backward()
 
     def attention_ref():
@@ -97,7 +95,7 @@ def _transformer_parts(lens):
 
         return run
 
-    addnorm_ours, addnorm_ref = d2l.AddNorm(0.1), ref._AddNorm(H, 0.1)
+    addnorm_ours, addnorm_ref = d2l.AddNorm(H, 0.1), ref._AddNorm(H, 0.1)
     addnorm_ours(X, Y)
     ffn_ours, ffn_ref = d2l.PositionWiseFFN(FFN, H), ref._FFN(H, FFN)
     ffn_ours(X)
@@ -144,11 +142,14 @@ def parts(model):
     found["output: dense layer and masked loss"] = (output_ours, output_ref)
     params = list(net.parameters())
     grads = [torch.randn_like(p) for p in params]
-    ours, adam = ClippedAdam(params, 0.005, max_norm=1), torch.optim.Adam(params, lr=0.005)
+    ours = torch.optim.Adam(params, lr=0.005, fused=True)
+    adam = torch.optim.Adam(params, lr=0.005)
 
-    def optimizer_ours():
+    def optimizer_ours():  # as train_seq2seq
+        ours.zero_grad()
         for p, g in zip(params, grads, strict=True):
             p.grad = g.clone()
+        nn.utils.clip_grad_norm_(params, 1)
         ours.step()
 
     def optimizer_ref():

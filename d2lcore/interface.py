@@ -613,7 +613,9 @@ class PositionWiseFFN:
 
 
 class AddNorm:
-    """Residual connection then layer normalisation: LayerNorm(dropout(Y) + X); X, Y (..., d) -> (..., d)."""
+    """Residual connection then layer normalisation: LayerNorm(dropout(Y) + X); X, Y (..., d) -> (..., d).
+
+    In PyTorch ``AddNorm(num_hiddens, dropout)``, with d = num_hiddens: ``nn.LayerNorm`` is built for its width."""
 
     def __init__(self, dropout): ...
 

@@ -621,14 +621,19 @@ def _(framework, d2l, data):
     return lambda: cls(8, 16, 2, 0.0, use_bias=data.draw(bad_bool))
 
 
+def add_norm(framework, d2l, dropout, width):
+    """AddNorm(dropout); in PyTorch AddNorm(width, dropout): nn.LayerNorm is built for its width."""
+    return d2l.AddNorm(width, dropout) if framework == "pytorch" else d2l.AddNorm(dropout)
+
+
 @case("AddNorm: dropout", "dropout")
 def _(framework, d2l, data):
-    return lambda: d2l.AddNorm(data.draw(bad_dropout))
+    return lambda: add_norm(framework, d2l, data.draw(bad_dropout), 4)
 
 
 @case("AddNorm: int", "X")
 def _(framework, d2l, data):
-    layer = ready(framework, d2l.AddNorm(0.0))
+    layer = ready(framework, add_norm(framework, d2l, 0.0, 4))
     Xi = ids(framework, np.ones((2, 3, 4)))
     return lambda: layer(Xi, Xi)
 
@@ -871,7 +876,7 @@ def _(framework, d2l, data):
 @case("check_add_norm", "Y")
 def _(framework, d2l, data):  # AddNorm adds X and Y: Y must have the shape of X
     _, _, outputs = encoded(framework)
-    layer, Y = d2l.AddNorm(0.0), T(framework, np.ones((2, 3, 4), np.float32))
+    layer, Y = add_norm(framework, d2l, 0.0, 8), T(framework, np.ones((2, 3, 4), np.float32))
     return lambda: d2l.check_add_norm(layer, outputs[0], Y)
 
 
@@ -1048,6 +1053,20 @@ def test_clear_error(framework, name, data):
     """Every case of the table, in every framework: a clear error naming its argument."""
     argument, make = CASES[name]
     clear_error(framework, argument, make(framework, d2l_of(framework), data))
+
+
+@pytest.mark.skipif("pytorch" not in HERE, reason="PyTorch's AddNorm")
+@per_case
+@given(data=st.data())
+def test_pytorch_add_norm_width(data):
+    """PyTorch's AddNorm takes num_hiddens, the width of its nn.LayerNorm: a bad one, and an X of another
+    width, give clear errors."""
+    import d2lcore.torch as d2l
+
+    clear_error("pytorch", "num_hiddens", lambda: d2l.AddNorm(data.draw(bad_size), 0.0))
+    layer, width = d2l.AddNorm(4, 0.0), 4 + data.draw(st.integers(1, 3))
+    X = T("pytorch", np.ones((2, 3, width), np.float32))
+    clear_error("pytorch", "X", lambda: layer(X, X))
 
 
 @pytest.mark.skipif(ONLY is not None, reason="framework-neutral: run once, in the main process")

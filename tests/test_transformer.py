@@ -56,6 +56,13 @@ def new(framework, name, *args):
     return net
 
 
+def new_add_norm(framework, width, dropout):
+    """AddNorm for inputs (..., width): AddNorm(dropout), or AddNorm(width, dropout) in PyTorch,
+    whose nn.LayerNorm is built for its width."""
+    args = (width, dropout) if framework == "pytorch" else (dropout,)
+    return new(framework, "AddNorm", *args)
+
+
 def new_model(framework, dropout, use_bias=False):
     """EncoderDecoder(TransformerEncoder, TransformerDecoder) with the sizes above."""
     d2l = module(framework)
@@ -136,7 +143,7 @@ def ffn_case(framework):
 
 
 def addnorm_case(framework):
-    net = new(framework, "AddNorm", 0.5)
+    net = new_add_norm(framework, H, 0.5)
     X, Y = floats(framework, X_IN), floats(framework, Y_IN)
     return net, lambda: flat(evaluate(framework, net, X, Y))
 
@@ -462,7 +469,7 @@ def test_addnorm_matches_numpy(d2l, framework, tensor, scale):
     rng = np.random.default_rng(3)
     X = (scale * rng.normal(size=(2, 3, 5))).astype(np.float32)
     Y = (scale * rng.normal(size=(2, 3, 5))).astype(np.float32)
-    net = new(framework, "AddNorm", 0.5)
+    net = new_add_norm(framework, 5, 0.5)
     evaluate(framework, net, tensor(X), tensor(Y))
     assert {n: w.shape for n, w in d2l.export_weights(net).items()} == {
         "ln.weight": (5,),
@@ -479,7 +486,7 @@ def test_addnorm_matches_numpy(d2l, framework, tensor, scale):
 
 
 def test_addnorm_rejects_different_shapes(framework, tensor):
-    net = new(framework, "AddNorm", 0.5)
+    net = new_add_norm(framework, H, 0.5)
     with pytest.raises(ValueError, match="same shape"):
         evaluate(framework, net, tensor(X_IN), tensor(X_IN[:, :3]))
 
@@ -490,7 +497,7 @@ def test_addnorm_dropout_applies_to_the_sublayer_output_only(framework, tensor):
     rng = np.random.default_rng(6)
     X = rng.normal(size=(2, 50, 8)).astype(np.float32)
     zeros = np.zeros_like(X)
-    net = new(framework, "AddNorm", 0.5)
+    net = new_add_norm(framework, 8, 0.5)
     evaluate(framework, net, tensor(X), tensor(zeros))
     expected = numpy_layer_norm(X)
     out = call(framework, net, tensor(X), tensor(zeros), training=True)
@@ -504,7 +511,7 @@ def test_addnorm_dropout_applies_to_the_sublayer_output_only(framework, tensor):
 
 def test_addnorm_demo_of_the_syllabus(framework, tensor):
     """ones(2, 3, 4) + ones(2, 3, 4): every row is constant, so it normalises to beta = 0."""
-    net = new(framework, "AddNorm", 0.5)
+    net = new_add_norm(framework, 4, 0.5)
     ones = np.ones((2, 3, 4), np.float32)
     out = to_numpy(evaluate(framework, net, tensor(ones), tensor(ones)))
     assert out.shape == (2, 3, 4)
@@ -542,7 +549,7 @@ def test_layer_norm_versus_batch_norm(framework, tensor):
     assert abs(e - 0.99998) < 1e-6
     np.testing.assert_allclose(to_numpy(layer), [[-e, e], [-e, e]], rtol=0, atol=1e-6)
     np.testing.assert_allclose(to_numpy(batch), [[-e, -e], [e, e]], rtol=0, atol=1e-6)
-    addnorm = new(framework, "AddNorm", 0.5)
+    addnorm = new_add_norm(framework, 2, 0.5)
     out = evaluate(framework, addnorm, tensor(X), tensor(np.zeros_like(X)))
     np.testing.assert_allclose(to_numpy(out), [[-e, e], [-e, e]], rtol=0, atol=1e-6)
 

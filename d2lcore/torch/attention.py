@@ -9,7 +9,6 @@ from torch import nn
 from d2lcore.checks import query_checker
 
 from .checks import check_float, checked
-from .layers import Dropout, row_softmax
 
 
 @checked
@@ -19,7 +18,7 @@ def masked_softmax(X, valid_lens):
     weight 0 and gradient 0, whatever its score; a length of 0 gives a row of zeros; a
     length above the number of keys keeps all keys."""
     if valid_lens is None:
-        return row_softmax(X)
+        return torch.softmax(X, dim=-1)
     lens = valid_lens.reshape(-1, 1) if valid_lens.dim() == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to:
     # (batch, queries or 1, keys), broadcast over the queries
@@ -27,7 +26,7 @@ def masked_softmax(X, valid_lens):
     # A masked score, NaN and inf included, becomes the lowest float: its exp() is 0
     X = X.masked_fill(~mask, torch.finfo(X.dtype).min)
     # Times the mask: a row with no valid key (uniform after softmax) becomes zeros
-    return row_softmax(X) * mask
+    return torch.softmax(X, dim=-1) * mask
 
 
 @checked
@@ -43,7 +42,7 @@ class AdditiveAttention(nn.Module):
         self.W_q = nn.LazyLinear(num_hiddens, bias=False)
         self.W_k = nn.LazyLinear(num_hiddens, bias=False)
         self.w_v = nn.LazyLinear(1, bias=False)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
@@ -79,10 +78,10 @@ def fix_keys(attention, keys, values, valid_lens=None):
         features = torch.tanh(attention.W_q(queries) + keys)
         scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
         if mask is None:
-            weights = row_softmax(scores)
+            weights = torch.softmax(scores, dim=-1)
         else:  # as masked_softmax: masked scores replaced, then times the mask
             lowest = torch.finfo(scores.dtype).min
-            weights = row_softmax(scores.masked_fill(~mask, lowest)) * mask
+            weights = torch.softmax(scores.masked_fill(~mask, lowest), dim=-1) * mask
         # c = sum over t of alpha_t h_t, as a weighted sum: (batch, keys, 1) * (batch, keys,
         # v) summed over the keys (for one query, 2x faster than bmm with its backward)
         alphas = attention.dropout(weights).transpose(1, 2)
@@ -101,7 +100,7 @@ class DotProductAttention(nn.Module):
 
     def __init__(self, dropout):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):

@@ -413,14 +413,22 @@ def _position_wise_ffn_call(layer, X):
 
 
 @CHECKS.init("AddNorm")
-def _add_norm_init(dropout):
+def _add_norm_init(num_hiddens, dropout):
+    check_int("num_hiddens", num_hiddens, minimum=1)
     check_dropout(dropout)
 
 
 @CHECKS.call("AddNorm")
 def _add_norm_call(layer, X, Y):
     check_float(X=X, Y=Y)
-    check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
+    # num_hiddens, the width of nn.LayerNorm
+    (width,) = layer.ln.normalized_shape
+    if tuple(X.shape[-1:]) != (width,):
+        raise ValueError(
+            f"X's last dimension must be num_hiddens = {width}, the width this AddNorm was "
+            f"built for; got X of shape {tuple(X.shape)}"
+        )
+    check_add_norm(layer, X, Y)  # Y the shape of X
 
 
 @CHECKS.init("TransformerEncoderBlock")

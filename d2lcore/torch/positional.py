@@ -7,7 +7,6 @@ from torch import nn
 from d2lcore.positional import sinusoid_table
 
 from .checks import checked
-from .layers import Dropout
 
 
 @checked
@@ -18,7 +17,7 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         # Not a weight, and not saved: it is rebuilt from the formula
         table = torch.from_numpy(sinusoid_table(max_len, num_hiddens))
         self.register_buffer("P", table, persistent=False)

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .attention import AdditiveAttention, fix_keys
+from .attention import AdditiveAttention
 from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 
@@ -66,18 +66,16 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
     def forward(self, X, state):
         enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
-        # Keys and values: the encoder's outputs h_1..h_T, the same at every step, so W_k
-        # is applied to the keys once, by fix_keys, not at every step
-        attend = fix_keys(self.attention, enc_outputs, enc_outputs, enc_valid_lens)
         outputs, self._attention_weights = [], []
         for emb in embs.split(1, dim=1):  # emb: (batch, 1, embed), that of y_{t'-1}
             query = hidden[-1].unsqueeze(1)  # (batch, 1, h): s_{t'-1}, last layer
-            context, weights = attend(query)  # c_{t'}: (batch, 1, h)
+            # c_{t'}: (batch, 1, h), with the encoder's outputs h_1..h_T as keys and values
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = torch.cat((context, emb), dim=-1)
             out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)
-            self._attention_weights.append(weights)
+            self._attention_weights.append(self.attention.attention_weights)
         logits = self.dense(torch.cat(outputs, dim=1))  # (batch, steps, vocab_size)
         return logits, (enc_outputs, hidden, enc_valid_lens)
 

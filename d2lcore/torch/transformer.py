@@ -11,7 +11,6 @@ from d2lcore.transformer import LAYER_NORM_EPS
 
 from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
-from .layers import Dropout, LazyLayerNorm
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
 
@@ -36,14 +35,14 @@ class PositionWiseFFN(nn.Module):
 class AddNorm(nn.Module):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
-    X, Y (..., d) -> (..., d). LayerNorm normalises the last axis with epsilon
-    LAYER_NORM_EPS (1e-5, the same in every framework) and learns a scale and a shift per
-    feature."""
+    X, Y (..., num_hiddens) -> (..., num_hiddens). LayerNorm normalises the last axis with
+    epsilon LAYER_NORM_EPS (1e-5, the same in every framework) and learns a scale and a
+    shift per feature."""
 
-    def __init__(self, dropout):
+    def __init__(self, num_hiddens, dropout):
         super().__init__()
-        self.dropout = Dropout(dropout)
-        self.ln = LazyLayerNorm(LAYER_NORM_EPS)
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(num_hiddens, eps=LAYER_NORM_EPS)
 
     def forward(self, X, Y):
         return self.ln(self.dropout(Y) + X)
@@ -60,9 +59,9 @@ class TransformerEncoderBlock(nn.Module):
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
         super().__init__()
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.addnorm1 = AddNorm(dropout)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.addnorm2 = AddNorm(dropout)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X, valid_lens=None):
         Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
@@ -134,13 +133,13 @@ class TransformerDecoderBlock(nn.Module):
         self.self_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
         )
-        self.addnorm1 = AddNorm(dropout)
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
         self.cross_attention = MultiHeadAttention(
             num_hiddens, num_heads, dropout, use_bias
         )
-        self.addnorm2 = AddNorm(dropout)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.addnorm3 = AddNorm(dropout)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
         batch, steps = X.shape[0], X.shape[1]
