@@ -417,43 +417,6 @@ def check_add_norm(layer, X, Y):
         )
 
 
-def check_fix_keys(
-    attention, additive, keys, values, valid_lens, check_float, check_valid_lens
-):
-    """fix_keys' checks: ``attention`` an instance of the framework's AdditiveAttention
-    class ``additive``, keys (batch, keys, k) and values (batch, keys, v) floats, keys of
-    the width the layer was built for, valid_lens None or (batch,) lengths.
-    ``check_float`` and ``check_valid_lens`` are the framework's hooks."""
-    if not isinstance(attention, additive):
-        raise TypeError(
-            "attention must be an AdditiveAttention; got "
-            f"{type(attention).__name__}: fix_keys uses its W_q, W_k and w_v"
-        )
-    check_shapes(keys=(keys, "batch n_k d_k"), values=(values, "batch n_k d_v"))
-    check_float(keys=keys, values=values)
-    check_built_widths(attention, keys=keys)
-    if valid_lens is not None:
-        check_shapes(keys=(keys, "batch n_k d_k"), valid_lens=(valid_lens, "batch"))
-        check_valid_lens("valid_lens", valid_lens)
-
-
-def query_checker(attention, keys, check_float):
-    """For fix_keys' ``attend``: a function that checks its queries (batch, 1, q) against
-    the projected ``keys`` (batch, keys, h), once per shape and dtype of queries (a
-    decoder asks the same shape at every step)."""
-    checked = set()
-
-    def check_queries(queries):
-        key = (tuple(getattr(queries, "shape", ())), getattr(queries, "dtype", None))
-        if key not in checked:
-            check_shapes(queries=(queries, "batch 1 d_q"), keys=(keys, "batch n_k h"))
-            check_float(queries=queries)
-            check_built_widths(attention, queries=queries)
-            checked.add(key)
-
-    return check_queries
-
-
 # --- The checks of the framework-neutral taught code, attached by @checked (d2lcore.boundary) ---------------------
 
 

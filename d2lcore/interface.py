@@ -340,13 +340,6 @@ class AdditiveAttention:
         """queries (batch, queries, q), keys (batch, keys, k), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-def fix_keys(attention, keys, values, valid_lens=None):
-    """For a decoder's steps, AdditiveAttention ``attention`` with W_k applied to the keys once: returns
-    attend(queries (batch, 1, q)) -> (context (batch, 1, v), weights (batch, 1, keys)), the numbers of
-    attention(queries, keys, values, valid_lens) and its attention_weights; valid_lens None or (batch,).
-    TensorFlow's attend also takes ``training``."""
-
-
 class DotProductAttention:
     """Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V. ``attention_weights``: (batch, queries, keys)."""
 

@@ -859,7 +859,7 @@ def _(framework, d2l, data):
     return lambda: d2l.check_valid_lens("valid_lens", lens)
 
 
-# --- the decoders' helpers, called directly: check_decoder_init/_call, fix_keys, check_add_norm, the Transformer's --
+# --- the decoders' helpers, called directly: check_decoder_init/_call, check_add_norm, the Transformer's ----------
 
 
 @case("check_width", "X")
@@ -904,34 +904,6 @@ def _(framework, d2l, data):
     _, _, outputs = encoded(framework)
     bad = bad_ids(framework, data, 6, (2, 2))
     return lambda: d2l.check_decoder_call(bad, (outputs[0], outputs[1], None), 6)
-
-
-@case("fix_keys: attention", "attention")
-def _(framework, d2l, data):  # not an AdditiveAttention
-    _, _, outputs = encoded(framework)
-    return lambda: d2l.fix_keys(d2l.DotProductAttention(0.0), outputs[0], outputs[0])
-
-
-@case("fix_keys: keys", "keys")
-def _(framework, d2l, data):
-    _, X, outputs = encoded(framework)
-    layer = ready(framework, d2l.AdditiveAttention(8, 0.0))
-    return lambda: d2l.fix_keys(layer, X, outputs[0])
-
-
-@case("fix_keys: lengths", "valid_lens")
-def _(framework, d2l, data):
-    _, _, (keys, _) = encoded(framework)
-    layer = ready(framework, d2l.AdditiveAttention(8, 0.0))
-    lens = lengths_with(framework, data, 2, data.draw(st.sampled_from(["float", "bool"])))
-    return lambda: d2l.fix_keys(layer, keys, keys, lens)
-
-
-@case("fix_keys: attend's queries", "queries")
-def _(framework, d2l, data):  # queries of 2 steps, where attend takes one
-    _, _, (keys, _) = encoded(framework)
-    attend = d2l.fix_keys(ready(framework, d2l.AdditiveAttention(8, 0.0)), keys, keys)
-    return lambda: attend(T(framework, np.ones((2, 2, 8), np.float32)))
 
 
 FRAMEWORK_CASES = sorted(CASES)

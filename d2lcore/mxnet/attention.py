@@ -1,5 +1,5 @@
 """Attention scoring functions in MXNet (section 3): masked softmax, additive and scaled
-dot-product attention; additive attention's steps against fixed keys (fix_keys)."""
+dot-product attention."""
 
 import math
 
@@ -7,9 +7,7 @@ import numpy as onp
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from d2lcore.checks import check_fix_keys, query_checker
-
-from .checks import check_float, check_valid_lens, checked
+from .checks import checked
 
 
 @checked
@@ -57,76 +55,6 @@ class AdditiveAttention(nn.Block):
         self.attention_weights = masked_softmax(scores, valid_lens)
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
         return npx.batch_dot(self.dropout(self.attention_weights), values)
-
-
-def prepare_keys(attention, keys, valid_lens=None):
-    """What every query of ``attention`` (an AdditiveAttention) against the same keys
-    needs, computed once for AdditiveStep: keys (batch, n_k, k), valid_lens None or
-    (batch,) -> (W_k keys (batch, n_k, num_hiddens), lens (batch, 1) int32: each
-    example's number of valid keys, n_k where valid_lens is None or larger, ones (batch,
-    n_k, 1)). No checks: fix_keys and the decoders check their arguments."""
-    keys = attention.W_k(keys)  # (batch, n_k, num_hiddens)
-    batch, n_k = keys.shape[:2]
-    if valid_lens is None:
-        lens = np.full((batch, 1), n_k, dtype="int32", ctx=keys.ctx)
-    else:  # (npx.softmax reads a length above the number of keys as garbage: cap it)
-        lens = np.minimum(valid_lens.reshape(-1, 1), n_k).astype("int32")
-    ones = np.ones((batch, n_k, 1), dtype=keys.dtype, ctx=keys.ctx)  # see AdditiveStep
-    return keys, lens, ones
-
-
-class AdditiveStep(nn.HybridBlock):
-    """One query of an AdditiveAttention layer, with the layer's own W_q, w_v and dropout,
-    against keys, lengths and ones from prepare_keys: the context and the weights of the
-    layer's forward, with MXNet's fast operators. It runs eagerly (fix_keys' attend) or
-    inside a hybridized block's graph.
-
-    query (batch, 1, q), keys (batch, n_k, h): W_k k, values (batch, n_k, v), lens
-    (batch, 1) int32, ones (batch, n_k, 1) -> (context (batch, 1, v), weights (batch, 1,
-    n_k))."""
-
-    def __init__(self, attention):
-        super().__init__()
-        # The layer's blocks, children here too: a graph that runs this step finds their
-        # weights through it
-        self.W_q, self.w_v, self.dropout = attention.W_q, attention.w_v, attention.dropout
-
-    def hybrid_forward(self, F, query, keys, values, lens, ones):
-        # W_q q is added to every key through a batched product with the column of ones,
-        # (batch, n_k, 1) x (batch, 1, h) -> (batch, n_k, h): the sums of broadcasting,
-        # whose gradient MXNet computes slowly
-        query = F.npx.batch_dot(ones, self.W_q(query))
-        # tanh(W_q q + W_k k), (batch, n_k, h): MXNet's activation operator computes tanh
-        # several times faster than np.tanh
-        features = F.npx.activation(query + keys, act_type="tanh")
-        scores = F.np.swapaxes(self.w_v(features), 1, 2)  # a(q, k): (batch, 1, n_k)
-        # Softmax over the first lens[b] keys; the others get 0 (none: all 0)
-        weights = F.npx.softmax(scores, lens, axis=-1, use_length=True)
-        # The context, (batch, 1, n_k) x (batch, n_k, v) -> (batch, 1, v)
-        return F.npx.batch_dot(self.dropout(weights), values), weights
-
-
-def fix_keys(attention, keys, values, valid_lens=None):
-    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
-    of the same keys and values: W_k is applied to the keys once, here, not at every
-    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
-
-    Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
-    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
-    valid_lens)`` and of its attention_weights. The work is prepare_keys' and
-    AdditiveStep's."""
-    hooks = (check_float, check_valid_lens)  # this framework's
-    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
-    # W_k keys (batch, keys, num_hiddens), lens (batch, 1), ones: for every call of attend
-    keys, lens, ones = prepare_keys(attention, keys, valid_lens)
-    step = AdditiveStep(attention)  # not hybridized: each call runs its operations
-    check_queries = query_checker(attention, keys, check_float)
-
-    def attend(queries):
-        check_queries(queries)
-        return step(queries, keys, values, lens, ones)
-
-    return attend
 
 
 @checked

@@ -14,7 +14,6 @@ from d2lcore.common import interface_names as _interface_names
 from .attention import (
     AdditiveAttention,
     DotProductAttention,
-    fix_keys,
     masked_softmax,
 )
 from .checks import (

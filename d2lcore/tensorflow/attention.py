@@ -6,9 +6,7 @@ import math
 import keras
 import tensorflow as tf
 
-from d2lcore.checks import query_checker
-
-from .checks import check_float, checked
+from .checks import checked
 
 
 @checked
@@ -55,43 +53,6 @@ class AdditiveAttention(keras.layers.Layer):
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
         weights = self.dropout(self.attention_weights, training=training)
         return tf.matmul(weights, values)
-
-
-@checked
-def fix_keys(attention, keys, values, valid_lens=None):
-    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
-    of the same keys and values: W_k is applied to the keys once, here, not at every
-    step. keys (batch, keys, k), values (batch, keys, v), floats; valid_lens None or
-    (batch,) lengths.
-
-    Returns ``attend``: attend(queries (batch, 1, q), training=None) -> (context (batch, 1, v),
-    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
-    valid_lens)`` and of its attention_weights. attend checks its queries itself (the
-    boundary checks fix_keys' arguments, not those of the function it returns)."""
-    # Keras marks a layer built when it is called, and attend calls only the sublayers
-    attention.built = True
-    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-    mask = None  # (batch, 1, keys): True for the keys within each valid length
-    if valid_lens is not None:
-        positions = tf.range(tf.shape(keys)[1])
-        lens = tf.cast(tf.reshape(valid_lens, (-1, 1, 1)), positions.dtype)
-        mask = positions[None, None, :] < lens
-    check_queries = query_checker(attention, keys, check_float)
-
-    def attend(queries, training=None):
-        check_queries(queries)
-        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
-        features = tf.tanh(attention.W_q(queries) + keys)
-        scores = tf.transpose(attention.w_v(features), (0, 2, 1))  # (batch, 1, keys)
-        if mask is None:
-            weights = tf.nn.softmax(scores, axis=-1)
-        else:  # masked_softmax's numbers, with the mask built once
-            scores = tf.where(mask, scores, scores.dtype.min)
-            weights = tf.nn.softmax(scores, axis=-1) * tf.cast(mask, scores.dtype)
-        dropped = attention.dropout(weights, training=training)
-        return tf.matmul(dropped, values), weights
-
-    return attend
 
 
 @checked

@@ -18,7 +18,6 @@ from d2lcore.checks import (
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
-    check_fix_keys,
     check_heads,
     check_int,
     check_lengths,
@@ -354,17 +353,6 @@ def _seq2seq_encoder_call(encoder, X, *args, training=None):
 @CHECKS.call("Seq2SeqAttentionDecoder")
 def _seq2seq_attention_decoder_call(decoder, X, state, training=None):
     check_decoder_call(X, state, _vocab_size(decoder))
-
-
-@CHECKS.call("fix_keys")
-def _fix_keys(attention, keys, values, valid_lens=None):
-    from .attention import AdditiveAttention  # here: attention.py imports this module
-
-    if valid_lens is not None:
-        valid_lens = tf.convert_to_tensor(valid_lens)
-    hooks = (check_float, check_valid_lens)  # this framework's
-    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
-    return (attention, keys, values, valid_lens), {}
 
 
 @CHECKS.call("sequence_mask")

@@ -6,9 +6,7 @@ import math
 import torch
 from torch import nn
 
-from d2lcore.checks import query_checker
-
-from .checks import check_float, checked
+from .checks import checked
 
 
 @checked
@@ -54,40 +52,6 @@ class AdditiveAttention(nn.Module):
         self.attention_weights = masked_softmax(scores, valid_lens)
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
         return torch.bmm(self.dropout(self.attention_weights), values)
-
-
-@checked
-def fix_keys(attention, keys, values, valid_lens=None):
-    """For a decoder that asks ``attention`` (an AdditiveAttention) one query per step
-    of the same keys and values: W_k is applied to the keys once, here, not at every
-    step. keys (batch, keys, k), values (batch, keys, v), valid_lens None or (batch,).
-
-    Returns ``attend``: attend(queries (batch, 1, q)) -> (context (batch, 1, v),
-    weights (batch, 1, keys)), the numbers of ``attention(queries, keys, values,
-    valid_lens)`` and of its attention_weights."""
-    keys = attention.W_k(keys)  # (batch, keys, num_hiddens), for every call of attend
-    mask = None  # masked_softmax's (batch, 1, keys) mask, built once
-    if valid_lens is not None:
-        positions = torch.arange(keys.shape[1], device=keys.device)
-        mask = positions < valid_lens.reshape(-1, 1, 1)
-    check_queries = query_checker(attention, keys, check_float)
-
-    def attend(queries):
-        check_queries(queries)
-        # W_q q (batch, 1, h) broadcasts over the keys: (batch, keys, h)
-        features = torch.tanh(attention.W_q(queries) + keys)
-        scores = attention.w_v(features).transpose(1, 2)  # (batch, 1, keys)
-        if mask is None:
-            weights = torch.softmax(scores, dim=-1)
-        else:  # as masked_softmax: masked scores replaced, then times the mask
-            lowest = torch.finfo(scores.dtype).min
-            weights = torch.softmax(scores.masked_fill(~mask, lowest), dim=-1) * mask
-        # c = sum over t of alpha_t h_t, as a weighted sum: (batch, keys, 1) * (batch, keys,
-        # v) summed over the keys (for one query, 2x faster than bmm with its backward)
-        alphas = attention.dropout(weights).transpose(1, 2)
-        return (alphas * values).sum(dim=1, keepdim=True), weights
-
-    return attend
 
 
 @checked

@@ -14,7 +14,6 @@ from d2lcore.checks import (
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
-    check_fix_keys,
     check_heads,
     check_int,
     check_lengths,
@@ -268,14 +267,6 @@ def _transformer_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
 @CHECKS.call("Seq2SeqAttentionDecoder.init_state")
 def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
     check_decoder_init(enc_outputs, enc_valid_lens)
-
-
-@CHECKS.call("fix_keys")
-def _fix_keys(attention, keys, values, valid_lens=None):
-    from .attention import AdditiveAttention  # attention.py imports this module
-
-    hooks = (check_float, check_valid_lens)
-    check_fix_keys(attention, AdditiveAttention, keys, values, valid_lens, *hooks)
 
 
 @CHECKS.call("sequence_mask")
