@@ -55,3 +55,34 @@ def test_decoder_steps_equal_plain_attention(framework, d2l, tensor):
         outs.append(to_numpy(decoder.dense(out)))
     np.testing.assert_allclose(to_numpy(logits), np.concatenate(outs, axis=1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(weights, np.concatenate(plain_weights, axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_mxnet_hybridized_decoder_has_the_eager_gradients():
+    """MXNet's train_seq2seq hybridizes the model with static_alloc=True, and the Bahdanau
+    decoder calls its hybridized GRU once per step: the gradients must be those of the model
+    run eagerly (MXNet 1.9.1 got them wrong for a GRU called several times inside one graph)."""
+    from mxnet import autograd
+    from mxnet import np as mx_np
+
+    import d2lcore.mxnet as d2l
+
+    rng = np.random.default_rng(1)
+    X = mx_np.array(rng.integers(0, 20, (4, 6)), dtype="int32")
+    Y = mx_np.array(rng.integers(0, 20, (4, 5)), dtype="int32")
+    lens = mx_np.array([6, 3, 2, 5], dtype="int32")
+
+    def gradients(hybridized):
+        d2l.set_seed(0)
+        sizes = dict(vocab_size=20, embed_size=8, num_hiddens=16, num_layers=2)
+        net = d2l.EncoderDecoder(d2l.Seq2SeqEncoder(**sizes), d2l.Seq2SeqAttentionDecoder(**sizes))
+        net.initialize()
+        if hybridized:
+            net.hybridize(static_alloc=True)
+        with autograd.record():
+            out, _ = net(X, Y, lens)
+            weights = mx_np.arange(out.size).reshape(out.shape) / out.size
+            (out * weights).sum().backward()
+        return [p.grad().asnumpy() for p in net.collect_params().values()]
+
+    for eager, hybrid in zip(gradients(False), gradients(True), strict=True):
+        np.testing.assert_allclose(hybrid, eager, rtol=1e-5, atol=1e-7)
