@@ -68,10 +68,8 @@ class DotProductAttention(nn.Module):
         self.attention_weights = None
 
     def forward(self, queries, keys, values, valid_lens=None):
-        scale = 1 / math.sqrt(queries.shape[-1])  # 1 / sqrt(d)
-        # Q K^T / sqrt(d), (batch, queries, keys): baddbmm(M, Q, K^T, beta=0, alpha=scale)
-        # = scale Q K^T (M is ignored) scales within the product, not in a pass of its own
-        zero, keys_t = queries.new_zeros(()), keys.transpose(1, 2)
-        scores = torch.baddbmm(zero, queries, keys_t, beta=0, alpha=scale)
+        d = queries.shape[-1]
+        # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
+        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
