@@ -426,6 +426,98 @@ def checked(obj):
     return NEUTRAL.checked(obj)
 
 
+# The constructors of the taught layers take the same arguments in every framework, so their checks live here once
+# (a framework's own registry, d2lcore/<framework>/checks.py, holds those that differ, such as AddNorm's).
+
+
+@NEUTRAL.init("AdditiveAttention")
+def _additive_attention_init(num_hiddens, dropout):
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_dropout(dropout)
+
+
+@NEUTRAL.init("DotProductAttention")
+def _dot_product_attention_init(dropout):
+    check_dropout(dropout)
+
+
+@NEUTRAL.init("MultiHeadAttention")
+def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_dropout(dropout)
+    check_bool("bias", bias)
+
+
+@NEUTRAL.init("PositionalEncoding")
+def _positional_encoding_init(num_hiddens, dropout, max_len=1000):
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_int("max_len", max_len, minimum=1)
+    check_dropout(dropout)
+
+
+@NEUTRAL.init("Seq2SeqEncoder")
+@NEUTRAL.init("Seq2SeqAttentionDecoder")
+def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
+    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
+    check_dropout(dropout)
+
+
+@NEUTRAL.init("PositionWiseFFN")
+def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
+
+
+@NEUTRAL.init("TransformerEncoderBlock")
+@NEUTRAL.init("TransformerDecoderBlock")
+def _transformer_block_init(
+    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
+):
+    check_bool("use_bias", use_bias)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_dropout(dropout)
+
+
+@NEUTRAL.init("TransformerEncoder")
+@NEUTRAL.init("TransformerDecoder")
+def _transformer_init(
+    vocab_size,
+    num_hiddens,
+    ffn_num_hiddens,
+    num_heads,
+    num_layers,
+    dropout,
+    use_bias=False,
+    max_len=1000,
+):
+    check_bool("use_bias", use_bias)
+    check_int("vocab_size", vocab_size, minimum=1)
+    check_int("num_hiddens", num_hiddens, minimum=1)
+    check_heads(num_hiddens, num_heads)
+    check_int("num_layers", num_layers, minimum=1)
+    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
+    check_dropout(dropout)
+    check_int("max_len", max_len, minimum=1)
+
+
+def check_translation_ids(net, src, bos, vocab_size):
+    """For predict_seq2seq, inside which the model's own checks do not run: check that the encoded source ``src``
+    (a list of token indices) and the index ``bos`` of <bos> are token indices of the embeddings of ``net``'s
+    encoder and decoder. ``vocab_size(part)``: the number of token indices that ``part`` embeds, or None (then
+    that part is not checked)."""
+    for name, ids, part in (
+        ("X (the encoded src_sentence)", numpy.array(src), net.encoder),
+        ("tgt_vocab['<bos>']", numpy.array([bos]), net.decoder),
+    ):
+        size = vocab_size(part)
+        if size is not None and ((ids < 0) | (ids >= size)).any():
+            raise token_ids_error(name, ids, size)
+
+
 def _check_str(name, value, what="a str"):
     if not isinstance(value, str):
         raise TypeError(f"{name} must be {what}; got {type(value).__name__}")

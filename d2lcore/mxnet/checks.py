@@ -14,7 +14,6 @@ from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
-    check_bool,
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
@@ -25,9 +24,9 @@ from d2lcore.checks import (
     check_real,
     check_seq2seq_batch,
     check_shapes,
-    check_sizes,
     check_steps,
     check_training_points,
+    check_translation_ids,
     check_vocab,
     dtype_error,
     token_ids_error,
@@ -219,12 +218,6 @@ def _check_attention_lengths(queries, valid_lens):
     return valid_lens
 
 
-@CHECKS.init("AdditiveAttention")
-def _additive_attention_init(num_hiddens, dropout):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_dropout(dropout)
-
-
 @CHECKS.call("AdditiveAttention")
 def _additive_attention_call(layer, queries, keys, values, valid_lens=None):
     check_shapes(
@@ -236,11 +229,6 @@ def _additive_attention_call(layer, queries, keys, values, valid_lens=None):
     check_built_widths(layer, queries=queries, keys=keys)
     valid_lens = _check_attention_lengths(queries, valid_lens)
     return (layer, queries, keys, values, valid_lens), {}
-
-
-@CHECKS.init("DotProductAttention")
-def _dot_product_attention_init(dropout):
-    check_dropout(dropout)
 
 
 @CHECKS.call("DotProductAttention")
@@ -281,14 +269,6 @@ def _transpose_output(X, num_heads):
         )
 
 
-@CHECKS.init("MultiHeadAttention")
-def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_dropout(dropout)
-    check_bool("bias", bias)
-
-
 @CHECKS.call("MultiHeadAttention")
 def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
     if not isinstance(queries, np.ndarray):  # symbols: in a hybridized parent's graph,
@@ -307,13 +287,6 @@ def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
 
 
 # Section 7: positional encoding
-
-
-@CHECKS.init("PositionalEncoding")
-def _positional_encoding_init(num_hiddens, dropout, max_len=1000):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_int("max_len", max_len, minimum=1)
-    check_dropout(dropout)
 
 
 @CHECKS.call("PositionalEncoding")
@@ -340,15 +313,6 @@ def _host(X):
     return X.asnumpy() if isinstance(X, np.ndarray) else onp.asarray(X)
 
 
-def _check_ids_fit(name, ids, layer):
-    """Check that the token indices ``ids`` (NumPy) fit the vocabulary of ``layer`` (an encoder
-    or a decoder; not checked for a layer without an embedding): MXNet's embeddings would clamp
-    the others silently."""
-    vocab_size = _vocab_size(layer)
-    if vocab_size is not None and ids.size and ((ids < 0) | (ids >= vocab_size)).any():
-        raise token_ids_error(name, ids, vocab_size)
-
-
 def _check_positions_fit(encoding, batch, steps, offset=0):
     """The check of the PositionalEncoding ``encoding`` for the embeddings (batch, steps,
     num_hiddens) of ``steps`` tokens at positions offset, ..., offset + steps - 1: the layer
@@ -356,14 +320,6 @@ def _check_positions_fit(encoding, batch, steps, offset=0):
     _, max_len, num_hiddens = encoding.P.shape  # the table: (1, max_len, num_hiddens)
     embeddings = types.SimpleNamespace(shape=(batch, steps, num_hiddens))  # their shape
     check_positions(embeddings, num_hiddens, offset, max_len)
-
-
-@CHECKS.init("Seq2SeqEncoder")
-@CHECKS.init("Seq2SeqAttentionDecoder")
-def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
-    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
-    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
-    check_dropout(dropout)
 
 
 @CHECKS.call("Seq2SeqEncoder")
@@ -471,20 +427,13 @@ def _predict_seq2seq(
     # The model's checks do not run inside predict_seq2seq: the source and <bos> must fit the
     # vocabularies of net's encoder and decoder, num_steps positions their positional encodings
     encoder, decoder = net.encoder, net.decoder
-    _check_ids_fit("X (the encoded src_sentence)", onp.array(src), encoder)
-    _check_ids_fit("tgt_vocab['<bos>']", onp.array([tgt_vocab["<bos>"]]), decoder)
+    check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
     for layer in (encoder, decoder):
         if hasattr(layer, "pos_encoding"):
             _check_positions_fit(layer.pos_encoding, 1, num_steps)
 
 
 # Section 8: the Transformer
-
-
-@CHECKS.init("PositionWiseFFN")
-def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
 
 
 @CHECKS.call("PositionWiseFFN")
@@ -504,18 +453,6 @@ def _add_norm_call(layer, X, Y):
     if isinstance(X, np.ndarray):  # not symbols in a hybridized parent's graph
         check_float(X=X, Y=Y)
         check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
-
-
-@CHECKS.init("TransformerEncoderBlock")
-@CHECKS.init("TransformerDecoderBlock")
-def _transformer_block_init(
-    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
-):
-    check_bool("use_bias", use_bias)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_dropout(dropout)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
 
 
 def _block_width(block):
@@ -545,27 +482,6 @@ def _transformer_decoder_block_call(
         check_width("cache", cache.shape, num_hiddens, batch)
     enc_valid_lens = _check_attention_lengths(X, enc_valid_lens)
     return (block, X, enc_outputs, enc_valid_lens, cache), {}
-
-
-@CHECKS.init("TransformerEncoder")
-@CHECKS.init("TransformerDecoder")
-def _transformer_init(
-    vocab_size,
-    num_hiddens,
-    ffn_num_hiddens,
-    num_heads,
-    num_layers,
-    dropout,
-    use_bias=False,
-    max_len=1000,
-):
-    check_bool("use_bias", use_bias)
-    check_int("vocab_size", vocab_size, minimum=1)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_int("num_layers", num_layers, minimum=1)
-    _positional_encoding_init(num_hiddens, dropout, max_len)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
 
 
 @CHECKS.call("TransformerEncoder")

@@ -14,7 +14,6 @@ from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
-    check_bool,
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
@@ -28,6 +27,7 @@ from d2lcore.checks import (
     check_sizes,
     check_steps,
     check_training_points,
+    check_translation_ids,
     check_vocab,
     dtype_error,
     token_ids_error,
@@ -174,12 +174,6 @@ def _masked_softmax(X, valid_lens):
     return (X, _valid_lens(valid_lens, dict(X=(X, "batch queries keys")), "queries")), {}
 
 
-@CHECKS.init("AdditiveAttention")
-def _additive_attention_init(num_hiddens, dropout):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_dropout(dropout)
-
-
 @CHECKS.call("AdditiveAttention")
 def _additive_attention_call(
     layer, queries, keys, values, valid_lens=None, training=None
@@ -189,11 +183,6 @@ def _additive_attention_call(
     if valid_lens is not None:
         valid_lens = _valid_lens(valid_lens, shapes)
     return (layer, queries, keys, values, valid_lens), {"training": training}
-
-
-@CHECKS.init("DotProductAttention")
-def _dot_product_attention_init(dropout):
-    check_dropout(dropout)
 
 
 @CHECKS.call("DotProductAttention")
@@ -240,14 +229,6 @@ def _transpose_output(X, num_heads):
         )
 
 
-@CHECKS.init("MultiHeadAttention")
-def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_dropout(dropout)
-    check_bool("bias", bias)
-
-
 @CHECKS.call("MultiHeadAttention")
 def _multihead_attention_call(
     layer, queries, keys, values, valid_lens=None, training=None
@@ -260,13 +241,6 @@ def _multihead_attention_call(
 
 
 # Section 7: positional encoding
-
-
-@CHECKS.init("PositionalEncoding")
-def _positional_encoding_init(num_hiddens, dropout, max_len=1000):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_int("max_len", max_len, minimum=1)
-    check_dropout(dropout)
 
 
 @CHECKS.call("PositionalEncoding")
@@ -334,14 +308,6 @@ def _gru_call(gru, X, state=None, training=None):
         check_shapes(
             X=(X, "batch steps inputs"), state=(state, f"{layers} batch {hiddens}")
         )
-
-
-@CHECKS.init("Seq2SeqEncoder")
-@CHECKS.init("Seq2SeqAttentionDecoder")
-def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
-    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
-    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
-    check_dropout(dropout)
 
 
 @CHECKS.call("Seq2SeqEncoder")
@@ -445,24 +411,10 @@ def _predict_seq2seq(
     src, _ = encode_source(
         src_sentence, src_vocab, num_steps
     )  # checks the sentence, src_vocab
-    # The model's checks do not run inside predict_seq2seq: the source and <bos> must be token
-    # indices of the encoder's and the decoder's embeddings
-    for name, ids, part in (
-        ("X (the encoded src_sentence)", numpy.array(src), net.encoder),
-        ("tgt_vocab['<bos>']", numpy.array([tgt_vocab["<bos>"]]), net.decoder),
-    ):
-        size = _vocab_size(part)
-        if size is not None and ((ids < 0) | (ids >= size)).any():
-            raise token_ids_error(name, ids, size)
+    check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
 
 
 # Section 8: the Transformer
-
-
-@CHECKS.init("PositionWiseFFN")
-def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
 
 
 @CHECKS.call("PositionWiseFFN")
@@ -480,18 +432,6 @@ def _add_norm_init(dropout):
 def _add_norm_call(layer, X, Y, training=None):
     check_float(X=X, Y=Y)
     check_add_norm(layer, X, Y)  # X the width built for, Y the shape of X
-
-
-@CHECKS.init("TransformerEncoderBlock")
-@CHECKS.init("TransformerDecoderBlock")
-def _transformer_block_init(
-    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
-):
-    check_bool("use_bias", use_bias)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_dropout(dropout)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
 
 
 def _width(block):
@@ -521,28 +461,6 @@ def _transformer_decoder_block_call(
         shapes = dict(X=(X, "batch n_q num_hiddens"))
         enc_valid_lens = _valid_lens(enc_valid_lens, shapes, name="enc_valid_lens")
     return (block, X, enc_outputs, enc_valid_lens, cache), {"training": training}
-
-
-@CHECKS.init("TransformerEncoder")
-@CHECKS.init("TransformerDecoder")
-def _transformer_init(
-    vocab_size,
-    num_hiddens,
-    ffn_num_hiddens,
-    num_heads,
-    num_layers,
-    dropout,
-    use_bias=False,
-    max_len=1000,
-):
-    check_bool("use_bias", use_bias)
-    check_int("vocab_size", vocab_size, minimum=1)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_int("num_layers", num_layers, minimum=1)
-    check_int("max_len", max_len, minimum=1)
-    check_dropout(dropout)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
 
 
 def _token_positions(layer, X, offset):

@@ -3,14 +3,12 @@ of :mod:`d2lcore.checks`."""
 
 import weakref
 
-import numpy
 import torch
 
 from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
-    check_bool,
     check_built_widths,
     check_dropout,
     check_epoch_tokens,
@@ -21,9 +19,9 @@ from d2lcore.checks import (
     check_real,
     check_seq2seq_batch,
     check_shapes,
-    check_sizes,
     check_steps,
     check_training_points,
+    check_translation_ids,
     check_vocab,
     dtype_error,
     token_ids_error,
@@ -144,22 +142,11 @@ def _masked_softmax(X, valid_lens):
     return (X, valid_lens), {}
 
 
-@CHECKS.init("AdditiveAttention")
-def _additive_attention_init(num_hiddens, dropout):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_dropout(dropout)
-
-
 @CHECKS.call("AdditiveAttention")
 def _additive_attention_call(layer, queries, keys, values, valid_lens=None):
     specs = ("batch n_q d_q", "batch n_k d_k")
     built = ("queries", "keys")
     return _attention_call(layer, queries, keys, values, valid_lens, specs, built)
-
-
-@CHECKS.init("DotProductAttention")
-def _dot_product_attention_init(dropout):
-    check_dropout(dropout)
 
 
 @CHECKS.call("DotProductAttention")
@@ -186,26 +173,11 @@ def _transpose_output(X, num_heads):
         )
 
 
-@CHECKS.init("MultiHeadAttention")
-def _multihead_attention_init(num_hiddens, num_heads, dropout, bias=False):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_dropout(dropout)
-    check_bool("bias", bias)
-
-
 @CHECKS.call("MultiHeadAttention")
 def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
     specs = ("batch n_q d_q", "batch n_k d_k")
     built = ("queries", "keys", "values")
     return _attention_call(layer, queries, keys, values, valid_lens, specs, built)
-
-
-@CHECKS.init("PositionalEncoding")
-def _positional_encoding_init(num_hiddens, dropout, max_len=1000):
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_int("max_len", max_len, minimum=1)
-    check_dropout(dropout)
 
 
 @CHECKS.call("PositionalEncoding")
@@ -237,14 +209,6 @@ def _train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
 
 
 # --- sections 4 and 5: the encoder–decoder, the masked loss, training and translation ----------------------
-
-
-@CHECKS.init("Seq2SeqEncoder")
-@CHECKS.init("Seq2SeqAttentionDecoder")
-def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
-    check_sizes(vocab_size=vocab_size, embed_size=embed_size)
-    check_sizes(num_hiddens=num_hiddens, num_layers=num_layers)
-    check_dropout(dropout)
 
 
 @CHECKS.call("Seq2SeqEncoder")
@@ -352,6 +316,12 @@ def _train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     return (net, data_iter, lr, num_epochs, tgt_vocab, device), {}
 
 
+def _vocab_size(part):
+    """The number of token indices that ``part`` (an encoder or a decoder) embeds: the rows of
+    its nn.Embedding ``embedding``; None for a part without one."""
+    return getattr(getattr(part, "embedding", None), "num_embeddings", None)
+
+
 @CHECKS.call("predict_seq2seq")
 def _predict_seq2seq(
     net,
@@ -367,15 +337,7 @@ def _predict_seq2seq(
     src, _ = encode_source(
         src_sentence, src_vocab, num_steps
     )  # checks the sentence, src_vocab
-    # The model's checks do not run inside predict_seq2seq: the source and <bos> must be token
-    # indices of the encoder's and the decoder's embeddings
-    for name, ids, part in (
-        ("X (the encoded src_sentence)", numpy.array(src), net.encoder),
-        ("tgt_vocab['<bos>']", numpy.array([tgt_vocab["<bos>"]]), net.decoder),
-    ):
-        size = getattr(getattr(part, "embedding", None), "num_embeddings", None)
-        if size is not None and ((ids < 0) | (ids >= size)).any():
-            raise token_ids_error(name, ids, size)
+    check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
 
 
 # --- section 8: the Transformer ----------------------------------------------------------------------------
@@ -389,12 +351,6 @@ class _Shape:
 
     def __init__(self, shape):
         self.shape = shape
-
-
-@CHECKS.init("PositionWiseFFN")
-def _position_wise_ffn_init(ffn_num_hiddens, ffn_num_outputs):
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-    check_int("ffn_num_outputs", ffn_num_outputs, minimum=1)
 
 
 @CHECKS.call("PositionWiseFFN")
@@ -420,40 +376,6 @@ def _add_norm_call(layer, X, Y):
             f"built for; got X of shape {tuple(X.shape)}"
         )
     check_add_norm(layer, X, Y)  # Y the shape of X
-
-
-@CHECKS.init("TransformerEncoderBlock")
-@CHECKS.init("TransformerDecoderBlock")
-def _transformer_block_init(
-    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False
-):
-    check_bool("use_bias", use_bias)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-    check_dropout(dropout)
-
-
-@CHECKS.init("TransformerEncoder")
-@CHECKS.init("TransformerDecoder")
-def _transformer_init(
-    vocab_size,
-    num_hiddens,
-    ffn_num_hiddens,
-    num_heads,
-    num_layers,
-    dropout,
-    use_bias=False,
-    max_len=1000,
-):
-    check_bool("use_bias", use_bias)
-    check_int("vocab_size", vocab_size, minimum=1)
-    check_int("num_hiddens", num_hiddens, minimum=1)
-    check_heads(num_hiddens, num_heads)
-    check_int("num_layers", num_layers, minimum=1)
-    check_int("ffn_num_hiddens", ffn_num_hiddens, minimum=1)
-    check_dropout(dropout)
-    check_int("max_len", max_len, minimum=1)
 
 
 def _width(block):
