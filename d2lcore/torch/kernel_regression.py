@@ -34,17 +34,14 @@ class NWKernelRegression(nn.Module):
 def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on the loss sum_i (f(x_i) - y_i)^2 / 2; returns the loss of each
     epoch, taken before its update. queries, targets: (n,); keys, values: (n, m)."""
+    optimizer = torch.optim.SGD(net.parameters(), lr)
     animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
     losses = []
     for epoch in range(num_epochs):
+        optimizer.zero_grad()
         loss = ((net(queries, keys, values) - targets) ** 2 / 2).sum()
         loss.backward()
-        # The SGD step w <- w - lr * dloss/dw, written out (torch.optim.SGD gives the same
-        # numbers, but building it imports PyTorch's compiler: about a second)
-        with torch.no_grad():
-            for param in net.parameters():
-                param.add_(param.grad, alpha=-lr)
-                param.grad = None
+        optimizer.step()
         losses.append(loss.item())
         animator.add(epoch + 1, losses[-1])
     return losses
