@@ -68,7 +68,7 @@ def _quoted(cell, source, notebooks, records, allowed):
     problems = stray_figures(cell.source, {fw: notebooks[fw] for fw in frameworks}, allowed)
     if problems:
         raise QuoteError(f"{where}: " + "; ".join(problems))
-    return fill(cell.source, records, frameworks, where)
+    return fill(cell.source, records, frameworks, where, html=True)
 
 
 def _read_executed(source):

@@ -10,7 +10,9 @@ left for Jupyter or Sphinx to read:
 * in a framework's notebook, once it is executed (:func:`fill_notebook`), the role becomes the value that the
   notebook's own record holds, so a downloaded notebook reads "a mean BLEU of 0.36" as plain Markdown;
 * on the merged page (:func:`fill`), framework prose gets its framework's value, and shared prose the value
-  once if the three frameworks agree, else each framework's: "0.36 (MXNet), 0.37 (PyTorch), 0.45 (TensorFlow)".
+  once if the three frameworks agree, else each framework's: "0.36 (MXNet), 0.37 (PyTorch), 0.45 (TensorFlow)",
+  in a ``<span class="d2l-per-framework">`` that holds each value in a data attribute, from which the book's
+  script (booktools/static/d2l.js) shows only the value of the framework selected in the page's tabs.
 
 A role whose record or field is missing is an error (:class:`QuoteError`) naming it: a page never shows a figure
 its notebooks did not produce.
@@ -24,6 +26,7 @@ The merge fails on a stray figure.
 """
 
 import re
+from html import escape
 
 from booktools.paths import LABELS
 from d2lcore import FRAMEWORKS
@@ -69,16 +72,21 @@ def _value(records, match, where):
         ) from None
 
 
-def fill(text, records, frameworks=FRAMEWORKS, where="prose"):
+def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False):
     """``text`` with each record role replaced by its value. ``records``: {framework: {name: fields}};
     ``frameworks``: those whose notebooks show the text. One framework gives its value; several give the
-    value once if they agree, else "v (MXNet), w (PyTorch), ..."."""
+    value once if they agree, else "v (MXNet), w (PyTorch), ...", which ``html`` wraps in a span that
+    also holds each framework's value (``data-pytorch="w"``), for the page's script."""
 
     def value(match):
         values = {fw: _value(records[fw], match, f"{where} [{fw}]") for fw in frameworks}
         if len(set(values.values())) == 1:
             return next(iter(values.values()))
-        return ", ".join(f"{v} ({LABELS[fw]})" for fw, v in values.items())
+        labelled = ", ".join(f"{v} ({LABELS[fw]})" for fw, v in values.items())
+        if not html:
+            return labelled
+        data = " ".join(f'data-{fw}="{escape(v)}"' for fw, v in values.items())
+        return f'<span class="d2l-per-framework" {data}>{escape(labelled)}</span>'
 
     return ROLE.sub(value, text)
 

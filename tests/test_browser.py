@@ -446,6 +446,24 @@ def test_open_in_colab_follows_the_framework_tabs(
     assert visible_colab_links(page) == ["pytorch"]
 
 
+# Pages whose shared prose quotes a figure that differs between the frameworks (booktools/quotes.py)
+PER_FRAMEWORK_PAGES = _chapter_pages('class="d2l-per-framework"')
+
+
+@pytest.mark.parametrize("path", _params(PER_FRAMEWORK_PAGES))
+def test_a_differing_figure_in_shared_prose_follows_the_framework_tabs(
+    page: Page, site_url: str, path: str | None
+):
+    """Such a figure shows the value of the framework selected in the tabs only (d2l.js), and follows a switch."""
+    page.goto(site_url + _require(path))
+    figures = page.locator("span.d2l-per-framework")
+    for framework in ("pytorch", "tensorflow", "mxnet"):
+        select_framework(page, framework)
+        shown = figures.evaluate_all("spans => spans.map(s => s.textContent)")
+        expected = figures.evaluate_all(f"spans => spans.map(s => s.dataset.{framework})")
+        assert shown == expected, f"{path}, {framework}: shows {shown}, its values are {expected}"
+
+
 def test_colab_choice_is_remembered_on_the_next_page(page: Page, site_url: str):
     first, second = (DOWNLOAD_PAGES + [None, None])[:2]
     page.goto(site_url + _require(first))

@@ -49,6 +49,16 @@ def test_shared_prose_gets_each_frameworks_value_or_one_if_they_agree():
     assert fill(text, records(same)) == "BLEU 0.50 on 120 sentences"
 
 
+def test_on_the_page_differing_values_carry_each_frameworks_value_for_the_script():
+    """The merged page's shared prose: the script shows the selected framework's value; without it, all three."""
+    text = "BLEU {record}`bleu_held_out.bleu:.2f` on {record}`bleu_held_out.sentences` sentences"
+    assert fill(text, records(BLEU), html=True) == (
+        'BLEU <span class="d2l-per-framework" data-mxnet="0.36" data-pytorch="0.36" data-tensorflow="0.45">'
+        "0.36 (MXNet), 0.36 (PyTorch), 0.45 (TensorFlow)</span> on 120 sentences"
+    )
+    assert fill(text, records(BLEU), ["pytorch"], html=True) == "BLEU 0.36 on 120 sentences"
+
+
 @pytest.mark.parametrize(
     "role, message",
     [
@@ -118,8 +128,10 @@ def notebooks_of(path, **kwargs):
 def test_merge_fills_roles_and_stops_at_a_stale_figure(tmp_path):
     path = write_source(tmp_path, "Held-out BLEU: {record}`bleu_held_out.bleu:.2f`.")
     out = merge(path, notebooks_of(path))
-    assert "Held-out BLEU: 0.36 (MXNet), 0.36 (PyTorch), 0.45 (TensorFlow)." in [
-        c.source for c in out.cells
+    filled = [c.source for c in out.cells if c.source.startswith("Held-out BLEU:")]
+    assert filled == [
+        'Held-out BLEU: <span class="d2l-per-framework" data-mxnet="0.36" data-pytorch="0.36" '
+        'data-tensorflow="0.45">0.36 (MXNet), 0.36 (PyTorch), 0.45 (TensorFlow)</span>.'
     ]
     stale = write_source(tmp_path, "The held-out BLEU falls to about 0.45.")
     with pytest.raises(QuoteError, match="quotes 0.45, which no output of MXNet, PyTorch"):
