@@ -254,8 +254,8 @@ def show_record(name, text, digits=None, **fields):
 
 def show_training(losses, tokens, seconds, device, load=None):
     """*neutral.* Show the record "training" of a finished run (loss per token of every epoch, target tokens in
-    all, seconds, device, the load average at the end and the CPU cores): the same line and fields in every
-    framework; returns the Record."""
+    all, seconds, device; the load average at the end and the CPU cores as fields only): the same line and
+    fields in every framework; returns the Record."""
 
 
 LAYER_NORM_EPS = 1e-5
@@ -576,7 +576,7 @@ def xavier_uniform_weights(weights):
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     """Adam with gradient clipping (global norm 1) on the per-token loss, teacher forcing, a live loss curve;
     shows the record "training" (epochs, seconds, tokens_per_second, loss_per_token, device) as the line
-    "loss per token L, N tokens/s over E epochs (S s) on DEVICE, load average A on C cores". Returns the per-epoch
+    "loss per token L, N tokens/s over E epochs (S s) on DEVICE". Returns the per-epoch
     losses. ``tgt_vocab`` must hold ``<bos>``; ValueError if an epoch gives no target tokens."""
 
 

@@ -86,24 +86,22 @@ def load_average():
 def show_training(losses, tokens, seconds, device, load=None):
     """Show the record ``"training"`` of a finished run: ``losses`` (the loss per token of every
     epoch), ``tokens`` (target tokens seen in all), ``seconds``, ``device``, and ``load``, the
-    load average when it finished (default: :func:`load_average`), with the number of CPU cores, so
-    that a time says how busy the machine was. The same line and fields in every framework.
-    Returns the :class:`Record`."""
+    load average when it finished (default: :func:`load_average`), with the number of CPU cores: a
+    field, not in the printed line, so that a comparison of times can say how busy the machine was.
+    The same line and fields in every framework. Returns the :class:`Record`."""
     speed = tokens / seconds
     load = load_average() if load is None else load
-    cores = os.cpu_count()
-    busy = "" if load is None else f", load average {load:.2f} on {cores} cores"
     return show_record(
         "training",
         f"loss per token {losses[-1]:.3f}, {speed:.0f} tokens/s over {len(losses)} epochs "
-        f"({seconds:.1f} s) on {device}{busy}",
+        f"({seconds:.1f} s) on {device}",
         epochs=len(losses),
         seconds=seconds,
         tokens_per_second=speed,
         loss_per_token=losses[-1],
         device=str(device),
         load_average=load,
-        cores=cores,
+        cores=os.cpu_count(),
     )
 
 

@@ -143,7 +143,7 @@ def test_the_training_record_is_the_same_in_every_framework(capsys):
         )
     cores = os.cpu_count()
     assert capsys.readouterr().out == (
-        f"loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu, load average 3.50 on {cores} cores\n"
+        "loss per token 0.250, 250 tokens/s over 2 epochs (4.0 s) on cpu\n"
     )
     assert shown == [record] and record.name == "training"
     assert record == {
