@@ -1,6 +1,8 @@
 """Translation quality of two versions of the code, over several seeds: the held-out BLEU of the
 Bahdanau and Transformer training runs of the pages (benchmarks/side_by_side.py's runs of "ours",
-same data, same epochs), once per seed and version, and the mean per version.
+same data, same epochs), once per seed and version, and the mean per version: the mean
+per-sentence BLEU (D2L's variant), and beside it sacreBLEU's corpus BLEU and chrF (0 ... 100; "-"
+for a version whose side_by_side.py does not report them).
 
 A version is a checkout of this repository (a ``git worktree`` of an older commit, say); each run is
 a fresh process of that checkout's side_by_side.py, so it imports that checkout's d2lcore. Runs
@@ -12,9 +14,10 @@ the difference of the means, not by one run: one seed's BLEU moves by several hu
     .venv/bin/python benchmarks/quality.py --version old=../old --version new=. \\
         --framework pytorch --model bahdanau --seeds 1 2 3
 
-Prints each run (held-out BLEU, final loss per token, seconds, load average) and, per model and
-framework, the mean and spread of each version's held-out BLEU and the difference new - old of
-the means (the last version minus the first).
+Prints each run (held-out BLEU, corpus BLEU and chrF, final loss per token, seconds, load
+average) and, per model and framework, the mean and spread of each version's held-out BLEU, its
+mean corpus BLEU and chrF, and the difference new - old of the means (the last version minus the
+first).
 """
 
 import argparse
@@ -48,6 +51,15 @@ def run(tree, model, framework, seed, epochs):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _mean(values):
+    """The mean, or None where a run did not report the figure (an older version)."""
+    return None if None in values else statistics.mean(values)
+
+
+def _figure(value):
+    return "-" if value is None else f"{value:.1f}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="append", required=True, help="NAME=PATH (twice)")
@@ -64,12 +76,17 @@ def main():
         for framework in frameworks:
             print(f"== {model}, {framework}: held-out BLEU per seed ==", flush=True)
             bleus = {name: [] for name in versions}
+            corpus = {name: {"corpus BLEU": [], "chrF": []} for name in versions}
             for seed in args.seeds:
                 for name, tree in versions.items():
                     r = run(tree, model, framework, seed, args.epochs)
                     bleus[name].append(r["heldout_bleu"])
+                    corpus[name]["corpus BLEU"].append(r.get("heldout_corpus_bleu"))
+                    corpus[name]["chrF"].append(r.get("heldout_chrf"))
                     print(
                         f"   {name:>6} seed {seed}: held-out BLEU {r['heldout_bleu']:.4f}, "
+                        f"corpus BLEU {_figure(r.get('heldout_corpus_bleu'))}, "
+                        f"chrF {_figure(r.get('heldout_chrf'))}, "
                         f"loss per token {r['final_loss']:.4f}, {r['seconds']:.1f} s, "
                         f"load {load_text(*r['load'])}",
                         flush=True,
@@ -77,7 +94,8 @@ def main():
             means = {name: statistics.mean(b) for name, b in bleus.items()}
             first, last = list(versions)[0], list(versions)[-1]
             line = "; ".join(
-                f"{name} mean {means[name]:.4f} ({min(b):.4f}-{max(b):.4f})"
+                f"{name} mean {means[name]:.4f} ({min(b):.4f}-{max(b):.4f}), "
+                + ", ".join(f"{m} {_figure(_mean(v))}" for m, v in corpus[name].items())
                 for name, b in bleus.items()
             )
             difference = means[last] - means[first]

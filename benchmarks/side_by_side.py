@@ -8,8 +8,9 @@ framework (booktools/kernels.py). Runs alternate, ours then the reference, then 
 reference then ours, ... for --pairs pairs, so that a change of load hits both alike.
 Prints, per model and framework: the throughput of each run (target tokens per second of
 training, as train_seq2seq reports it), the ratio ours / reference of each pair with its
-median and spread, the final loss per token, the BLEU (k = 2) of the four test sentences
-and the mean BLEU on the 120 held-out pairs, and the load average.
+median and spread, the final loss per token, the BLEU (k = 2) of the four test sentences,
+on the 120 held-out pairs the mean BLEU (D2L's per-sentence variant) and the corpus BLEU and
+chrF of sacreBLEU, and the load average.
 
     .venv/bin/python benchmarks/side_by_side.py                               # everything
     .venv/bin/python benchmarks/side_by_side.py --model bahdanau --framework pytorch
@@ -30,7 +31,7 @@ import time
 from seq2seq_run import EXAMPLES, SEED, load_text, run_worker
 
 from d2lcore import FRAMEWORKS, MODULE_OF
-from d2lcore.metrics import bleu
+from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.text import preprocess_nmt, tokenize_nmt
 
 EPOCHS = {"bahdanau": 250, "transformer": 200}
@@ -55,13 +56,21 @@ def heldout_pairs(d2l):
 
 
 def score(translate, d2l):
-    """The four test translations with their BLEU, and the mean BLEU on held-out pairs."""
+    """The four test translations with their BLEU; on the held-out pairs, the mean per-sentence
+    BLEU against the best reference, and sacreBLEU's corpus BLEU and chrF (0 ... 100)."""
     tests = [(eng, t := translate(eng), bleu(t, fra, k=2)) for eng, fra in EXAMPLES]
+    pairs = heldout_pairs(d2l)
+    translations = [translate(eng) for eng in pairs]
     heldout = [
-        max(bleu(translate(eng), ref, k=2) for ref in refs)
-        for eng, refs in heldout_pairs(d2l).items()
+        max(bleu(t, ref, k=2) for ref in refs) for t, refs in zip(translations, pairs.values())
     ]
-    return {"translations": tests, "heldout_bleu": statistics.mean(heldout)}
+    corpus = corpus_scores(translations, list(pairs.values()))
+    return {
+        "translations": tests,
+        "heldout_bleu": statistics.mean(heldout),
+        "heldout_corpus_bleu": corpus["bleu"],
+        "heldout_chrf": corpus["chrf"],
+    }
 
 
 def _ours(d2l, model, train_iter, src_vocab, tgt_vocab, epochs, device):
@@ -174,7 +183,8 @@ def compare(model, framework, epochs, pairs, seed, threads):
                 f"({result['seconds']:.1f} s), "
                 f"{'-' if steady is None else f'{steady:.0f}'} after the first epoch; "
                 f"loss per token {result['final_loss']:.3f}, "
-                f"held-out BLEU {result['heldout_bleu']:.3f}; {tests}; "
+                f"held-out BLEU {result['heldout_bleu']:.3f} (corpus BLEU "
+                f"{result['heldout_corpus_bleu']:.1f}, chrF {result['heldout_chrf']:.1f}); {tests}; "
                 f"load {load_text(*result['load'])}",
                 flush=True,
             )
@@ -192,8 +202,13 @@ def compare(model, framework, epochs, pairs, seed, threads):
     for side, rs in runs.items():
         lowest = min(min(b for *_, b in r["translations"]) for r in rs)
         heldout = statistics.median(r["heldout_bleu"] for r in rs)
+        corpus = statistics.median(r["heldout_corpus_bleu"] for r in rs)
+        chrf = statistics.median(r["heldout_chrf"] for r in rs)
         summary[side] = (lowest, heldout)
-        print(f"   {side}: lowest test BLEU {lowest:.3f}, held-out BLEU (median) {heldout:.3f}")
+        print(
+            f"   {side}: lowest test BLEU {lowest:.3f}, held-out (medians) BLEU {heldout:.3f}, "
+            f"corpus BLEU {corpus:.1f}, chrF {chrf:.1f}"
+        )
     sys.stdout.flush()
     return summary
 

@@ -4,8 +4,8 @@ A page names the pages whose notebooks it reads and the columns it wants, each a
 (see :mod:`d2lcore.records`)::
 
     ```{record-table}
-    page: bahdanau-attention.md | Bahdanau attention (section 5)
-    page: transformer.md | Transformer (section 8)
+    page: bahdanau-attention.md | Bahdanau attention
+    page: transformer.md | Transformer
     column: Epochs | {training.epochs}
     column: Loss per token | {training.loss_per_token:.3f}
     devices: training.device

@@ -21,6 +21,7 @@ import jupytext
 import nbformat
 
 from booktools.cells import frameworks_of
+from booktools.labels import plain_references
 from booktools.links import rewrite_links
 from booktools.paths import rel
 from d2lcore import __version__
@@ -130,8 +131,8 @@ def split(source, framework):
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        elif cell.cell_type == "markdown":
-            cell.source = rewrite_links(cell.source, source.parent)
+        elif cell.cell_type == "markdown":  # Jupyter knows no labels: references become plain links
+            cell.source = rewrite_links(plain_references(cell.source, source.parent), source.parent)
             _embed_images(cell, source.parent)
         out.cells.append(cell)
     nbformat.validate(out)

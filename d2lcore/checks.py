@@ -622,6 +622,36 @@ def _bleu(pred_seq, label_seq, k):
     check_int("k", k, minimum=1)
 
 
+@NEUTRAL.call("corpus_scores")
+def _corpus_scores(predictions, references):
+    for name, seq in (("predictions", predictions), ("references", references)):
+        if not isinstance(seq, list | tuple):
+            raise TypeError(
+                f"{name} must be a list, one entry per sentence; got {type(seq).__name__}"
+            )
+    if not predictions:
+        raise ValueError("predictions must hold at least one sentence; got an empty list")
+    if len(references) != len(predictions):
+        raise ValueError(
+            f"references must hold one list of references per prediction ({len(predictions)}); "
+            f"got {len(references)}"
+        )
+    for i, prediction in enumerate(predictions):
+        _check_str(f"predictions[{i}]", prediction, "a str of space-separated tokens")
+    for i, refs in enumerate(references):
+        if not isinstance(refs, list | tuple):
+            raise TypeError(
+                f"references[{i}] must be a list of reference strings (with one reference per "
+                f"sentence: [[ref] for ref in refs]); got {type(refs).__name__}"
+            )
+        if not refs:
+            raise ValueError(
+                f"references[{i}] must hold at least one reference; got none"
+            )
+        for j, ref in enumerate(refs):
+            _check_str(f"references[{i}][{j}]", ref, "a str of space-separated tokens")
+
+
 @NEUTRAL.call("show_heatmaps")
 def _show_heatmaps(
     matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"

@@ -24,7 +24,7 @@ from d2lcore.checks import (
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
-from d2lcore.metrics import bleu
+from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
     Animator,
     plot,
@@ -70,6 +70,7 @@ __all__ = [
     "Timer",
     "Vocab",
     "bleu",
+    "corpus_scores",
     "build_array_nmt",
     "check_int",
     "check_shapes",

@@ -470,6 +470,12 @@ def bleu(pred_seq, label_seq, k):
     an empty prediction)."""
 
 
+def corpus_scores(predictions, references):
+    """*neutral.* Corpus BLEU and chrF, as sacreBLEU computes them, of n space-separated predictions against n
+    lists of one or more references: ``{"bleu": ..., "chrf": ...}``, floats in 0 ... 100. BLEU splits at spaces
+    (the book's text is tokenized); chrF uses sacreBLEU's defaults (character 6-grams, beta 2)."""
+
+
 # --- per framework: data iterators (section 4) -----------------------------------------------------------------
 
 

@@ -14,7 +14,8 @@ The valid edge cases checked: NaN in masked_softmax (NaN out where the NaN key i
 masked), masked keys that hold NaN or inf in the attention layers (the output does not change),
 lengths of 0 and above the number of steps, empty batches in masked_softmax and sequence_mask, -inf as
 sequence_mask's value, MaskedSoftmaxCELoss with valid_len 0 (loss 0) and NaN logits (NaN only when counted),
-BLEU of an empty prediction, truncate_pad of an empty line, an empty corpus and an empty build_array_nmt.
+BLEU and corpus scores of an empty prediction, truncate_pad of an empty line, an empty corpus and an empty
+build_array_nmt.
 """
 
 import collections
@@ -946,6 +947,20 @@ def _(framework, d2l, data):
     return lambda: d2l.bleu("a b", "a b", k)
 
 
+@case("neutral: corpus_scores", "references")
+def _(framework, d2l, data):
+    references = data.draw(
+        st.sampled_from([["va !"], [[]], [["va !"], ["va !"]], [("va !", None)], None, "va !"])
+    )
+    return lambda: d2l.corpus_scores(["va !"], references)
+
+
+@case("neutral: corpus_scores predictions", "predictions")
+def _(framework, d2l, data):
+    predictions = data.draw(st.sampled_from([[], "va !", [None], [["va", "!"]], None]))
+    return lambda: d2l.corpus_scores(predictions, [["va !"]])
+
+
 @case("neutral: tokenize_nmt", "num_examples")
 def _(framework, d2l, data):
     n = data.draw(st.integers(3, 9))
@@ -1268,11 +1283,12 @@ def test_neutral_valid_edge_cases():
     import d2lcore.common as d2l
 
     assert d2l.bleu("", "a b", 2) == 0.0  # an empty prediction scores 0
+    assert d2l.corpus_scores([""], [["a b"]]) == {"bleu": 0.0, "chrf": 0.0}  # so it does here
     assert d2l.truncate_pad([], 2, 0) == [0, 0]
     assert d2l.tokenize_nmt("", None) == ([], [])
     array, lens = d2l.build_array_nmt([], d2l.Vocab(reserved_tokens=["<pad>", "<eos>"]), 3)
     assert array.shape == (0, 3) and lens.shape == (0,)
-    COUNTS["neutral"]["valid"] += 4
+    COUNTS["neutral"]["valid"] += 5
 
 
 def test_every_public_callable_is_driven():

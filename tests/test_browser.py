@@ -629,3 +629,24 @@ def test_no_record_role_is_left_in_the_site():
         if "{record}`" in path.read_text("utf-8")
     ]
     assert not left, f"record roles left unfilled in: {left}"
+
+
+def test_sections_are_numbered_and_references_resolve():
+    """_toc.yml numbers the sections: the sidebar and the headings show the numbers, and the references by label
+    ({ref}, {numref}; booktools/labels.py) became links, on the pages and as plain links in the notebooks."""
+    bahdanau = (SITE_DIR / "chapters/attention/bahdanau-attention.html").read_text("utf-8")
+    assert re.search(r'<h1>\s*<span class="section-number">5\. </span>Bahdanau Attention', bahdanau)
+    assert re.search(r">\s*4\. Sequence-to-Sequence Toolkit\s*</a>", bahdanau)  # the sidebar
+    # "with the toolkit of {numref}`sec-seq2seq-toolkit`"
+    assert re.search(
+        r'href="seq2seq-toolkit.html#sec-seq2seq-toolkit"><span class="std std-numref">'
+        r"Section 4</span>",
+        bahdanau,
+    )
+    built = [*SITE_DIR.glob("chapters/**/*.html"), *SITE_DIR.glob("notebooks/*/**/*.ipynb")]
+    left = [
+        path.relative_to(SITE_DIR).as_posix()
+        for path in built
+        if re.search(r"\{(num)?ref\}`|\(sec-[\w-]+\)=", path.read_text("utf-8"))
+    ]
+    assert not left, f"labels or references left as text in: {left}"

@@ -15,11 +15,11 @@ from booktools.split import read_source
 from d2lcore import FRAMEWORKS, records
 
 BAHDANAU, TRANSFORMER = "chapters/attention/bahdanau-attention", "chapters/attention/transformer"
-MODELS = [("Bahdanau attention (section 5)", BAHDANAU), ("Transformer (section 8)", TRANSFORMER)]
+MODELS = [("Bahdanau attention", BAHDANAU), ("Transformer", TRANSFORMER)]
 
 SPEC = """\
-page: bahdanau-attention.md | Bahdanau attention (section 5)
-page: transformer.md | Transformer (section 8)
+page: bahdanau-attention.md | Bahdanau attention
+page: transformer.md | Transformer
 column: Epochs | {training.epochs}
 column: Training time (s) | {training.seconds:,.1f}
 column: Tokens/s | {training.tokens_per_second:,.0f}
@@ -288,8 +288,8 @@ def test_full_build_gives_six_rows_of_figures_and_no_warning(site):
     assert rows(html) == [
         [model, comparison.LABELS[fw], epochs, "83.0", speed, loss, "0.701 / 61%", "0.451 / 4%"]
         for model, epochs, base, loss in [
-            ("Bahdanau attention (section 5)", "250", 8000, "0.168"),
-            ("Transformer (section 8)", "200", 20000, "0.030"),
+            ("Bahdanau attention", "250", 8000, "0.168"),
+            ("Transformer", "200", 20000, "0.030"),
         ]
         for fw, speed in zip(FRAMEWORKS, (f"{base + i:,}" for i in range(3)), strict=True)
     ]
@@ -314,7 +314,7 @@ def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
         ["250", "83.0", "8,221", "0.168", "0.701 / 61%", "0.451 / 4%"]
     ] * 3
     mxnet, pytorch, tensorflow = table[3:]
-    assert mxnet[:2] == ["Transformer (section 8)", "MXNet"]
+    assert mxnet[:2] == ["Transformer", "MXNet"]
     assert mxnet[2:] == [
         f"Not in this build: mxnet/{TRANSFORMER}.ipynb has not been executed (a partial build?)."
     ]
@@ -324,7 +324,7 @@ def test_partial_build_gives_notes_instead_of_rows_and_no_warning(site):
     ]
     assert 'colspan="6"' in html
     assert (
-        f"Transformer (section 8), PyTorch: pytorch/{TRANSFORMER}.ipynb did not display the record(s) "
+        f"Transformer, PyTorch: pytorch/{TRANSFORMER}.ipynb did not display the record(s) "
         "bleu_training, bleu_held_out." in html
     )
 

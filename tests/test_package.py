@@ -72,6 +72,8 @@ def test_wheel_metadata(wheel):
     assert 'setuptools>=70; python_version >= "3.12" and extra == "mxnet"' in requires
     assert any(r.startswith("torch") and 'extra == "torch"' in r for r in requires)
     assert any(r.startswith("tensorflow>=") and 'extra == "tensorflow"' in r for r in requires)
+    # the translation sections' corpus BLEU and chrF, in every framework
+    assert any(r.startswith("sacrebleu") and "extra" not in r for r in requires)
     assert not any(
         "numpy<2" in r and "extra" not in r for r in requires
     )  # NumPy 2 allowed otherwise

@@ -1,9 +1,12 @@
 """Conventions every section follows (see CONTRIBUTING.md)."""
 
+import re
+
 import pytest
 
 from booktools.cells import frameworks_of, is_shared
-from booktools.paths import rel, sources
+from booktools.labels import REFERENCE, labels
+from booktools.paths import ROOT, rel, sources
 from booktools.split import read_source
 from d2lcore.frameworks import FRAMEWORKS, REGISTRY
 
@@ -54,3 +57,32 @@ def test_section_checks_some_outputs(source):
         c for c in read_source(source).cells if "nbval-check-output" in c.metadata.get("tags", [])
     ]
     assert checked, "tag the cells with deterministic output nbval-check-output"
+
+
+TYPED_NUMBER = re.compile(r"(?<!\d{4}, )\b[Ss]ections? \d")
+"""A section number typed into prose ("section 5"); a paper's own sections ("Vaswani et al. (2017, section 3.4)")
+are not the book's."""
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_sections_are_referred_to_by_label(source):
+    """The page's title carries its label, and prose refers to sections by label ({ref}/{numref}), never by a
+    typed number: _toc.yml numbers the sections, and a number typed in would go stale when one is added."""
+    cells = read_source(source).cells
+    assert cells[0].cell_type == "markdown"
+    assert cells[0].source.startswith(f"(sec-{rel(source).stem})=\n# "), cells[0].source[:80]
+    known = labels()
+    for cell in cells:
+        if cell.cell_type != "markdown":
+            continue
+        assert not TYPED_NUMBER.search(cell.source), TYPED_NUMBER.search(cell.source).group(0)
+        for match in REFERENCE.finditer(cell.source):
+            assert (match.group(3) or match.group(4)).strip() in known, match.group(0)
+
+
+@pytest.mark.parametrize("page", ["chapters/intro.md", "chapters/running-locally.md"])
+def test_other_pages_refer_to_sections_by_label(page):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert not TYPED_NUMBER.search(text)
+    for match in REFERENCE.finditer(text):
+        assert (match.group(3) or match.group(4)).strip() in labels(), match.group(0)
