@@ -529,7 +529,9 @@ def _reversal_pairs(num_examples, num_symbols=8, min_len=5, max_len=8, seed=0):
 
 
 @NEUTRAL.call("reversal_arrays")
-def _reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8, seed=0):
+def _reversal_arrays(
+    num_examples, num_steps, num_symbols=8, min_len=5, max_len=8, seed=0
+):
     _reversal_pairs(num_examples, num_symbols, min_len, max_len, seed)
     check_int("num_steps", num_steps, minimum=1)
     if num_steps < max_len + 1:
