@@ -605,6 +605,34 @@ def _nmt_arrays(num_steps, num_examples=600):
     )  # tokenize_nmt's, which runs inside
 
 
+@NEUTRAL.call("reversal_pairs")
+def _reversal_pairs(num_examples, num_symbols=8, min_len=5, max_len=8, seed=0):
+    check_int("num_examples", num_examples, minimum=1)
+    check_int("num_symbols", num_symbols, minimum=1)
+    if num_symbols > 26:
+        raise ValueError(
+            f"num_symbols must be at most 26 (the lowercase letters); got {num_symbols}"
+        )
+    check_int("min_len", min_len, minimum=1)
+    check_int("max_len", max_len)
+    if max_len < min_len:
+        raise ValueError(f"max_len must be >= min_len = {min_len}; got max_len={max_len}")
+    check_int("seed", seed, minimum=0)
+
+
+@NEUTRAL.call("reversal_arrays")
+def _reversal_arrays(
+    num_examples, num_steps, num_symbols=8, min_len=5, max_len=8, seed=0
+):
+    _reversal_pairs(num_examples, num_symbols, min_len, max_len, seed)
+    check_int("num_steps", num_steps, minimum=1)
+    if num_steps < max_len + 1:
+        raise ValueError(
+            f"num_steps must be at least max_len + 1 = {max_len + 1}, so that every row keeps "
+            f"its <eos>; got num_steps={num_steps}"
+        )
+
+
 @NEUTRAL.call("encode_source")
 def _encode_source(src_sentence, src_vocab, num_steps):
     _check_str("src_sentence", src_sentence)

@@ -35,6 +35,7 @@ from d2lcore.plotting import (
     use_svg_display,
 )
 from d2lcore.records import show_record, show_training
+from d2lcore.synthetic import reversal_arrays, reversal_pairs
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -81,6 +82,8 @@ __all__ = [
     "plt",
     "preprocess_nmt",
     "read_data_nmt",
+    "reversal_arrays",
+    "reversal_pairs",
     "set_axes",
     "show_record",
     "show_training",

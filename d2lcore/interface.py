@@ -448,6 +448,19 @@ def build_array_nmt(lines, vocab, num_steps):
     padded; valid lengths (n,): the non-pad entries), both NumPy int32."""
 
 
+def reversal_pairs(num_examples, num_symbols=8, min_len=5, max_len=8, seed=0):
+    """*neutral.* ``num_examples`` random sequences of the first ``num_symbols`` lowercase letters, of lengths
+    ``min_len ... max_len``, and their reversals: (source, target) lists of token lists, ``target[n] ==
+    source[n][::-1]``; the same pairs for the same arguments (NumPy's ``default_rng(seed)``)."""
+
+
+def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8, seed=0):
+    """*neutral.* The pairs of ``reversal_pairs`` as ((X (n, num_steps), X_valid_len (n,), Y (n, num_steps),
+    Y_valid_len (n,)), vocab), NumPy int32 rows ending with ``<eos>``, padded with ``<pad>``, for ``load_array``
+    and ``train_seq2seq``; one vocabulary for source and target (reserved ``<pad>``, ``<bos>``, ``<eos>``, then
+    the symbols). ``num_steps`` must be at least ``max_len + 1``."""
+
+
 def download(name, cache_dir=None):
     """*neutral.* Download a registered data file to ``cache_dir`` (default: ``~/.cache/d2lcore``, or
     ``$D2L_DATA_DIR/downloads``) unless a copy with the right checksum is there; verified, written atomically.

@@ -967,6 +967,28 @@ def _(framework, d2l, data):
     return lambda: d2l.tokenize_nmt("go .\tva !\n", n)
 
 
+_REVERSAL = dict(num_examples=4, num_symbols=8, min_len=5, max_len=8, seed=0)
+for _argument, _strategy in (
+    ("num_examples", bad_size),
+    ("num_symbols", st.one_of(bad_size, st.integers(27, 40))),
+    ("min_len", bad_size),
+    ("max_len", st.one_of(bad_size, st.integers(1, 4))),  # below min_len = 5
+    ("seed", st.one_of(st.integers(-9, -1), st.sampled_from([1.5, "0", None, True]))),
+):
+
+    @case(f"neutral: reversal_pairs {_argument}", _argument)
+    def _(framework, d2l, data, argument=_argument, strategy=_strategy):
+        kwargs = {**_REVERSAL, argument: data.draw(strategy)}
+        return lambda: d2l.reversal_pairs(**kwargs)
+
+
+@case("neutral: reversal_arrays", "num_steps")
+def _(framework, d2l, data):
+    # num_steps below max_len + 1 would cut the <eos> of the longest rows
+    steps = data.draw(st.one_of(bad_size, st.integers(1, 8)))
+    return lambda: d2l.reversal_arrays(4, steps, max_len=8)
+
+
 @case("neutral: preprocess_nmt", "text")
 def _(framework, d2l, data):
     text = data.draw(st.one_of(st.none(), st.integers(), st.binary(max_size=3)))

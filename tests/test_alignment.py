@@ -1,0 +1,76 @@
+"""Attention seen working: Bahdanau's decoder, trained on the reversal task of the Bahdanau page, must put the
+largest attention weight of (nearly) every output step on the one source position that the step copies.
+
+The training run is the page's (same seed, data, model and settings), in each framework: a few seconds each.
+"""
+
+import numpy as np
+import pytest
+
+from d2lcore import synthetic
+
+# The page's settings (chapters/attention/bahdanau-attention.md, "Seeing Attention Work")
+SEED, NUM_EXAMPLES, NUM_STEPS, BATCH_SIZE, LR, NUM_EPOCHS = 2, 2000, 9, 128, 0.01, 12
+
+
+def test_reversal_pairs_are_reversals_drawn_from_the_seed():
+    source, target = synthetic.reversal_pairs(50, num_symbols=4, min_len=2, max_len=6, seed=3)
+    assert len(source) == len(target) == 50
+    assert all(t == s[::-1] for s, t in zip(source, target))
+    assert {len(s) for s in source} == {2, 3, 4, 5, 6}
+    assert {token for s in source for token in s} == {"a", "b", "c", "d"}
+    assert synthetic.reversal_pairs(50, 4, 2, 6, seed=3) == (source, target)
+    assert synthetic.reversal_pairs(50, 4, 2, 6, seed=4) != (source, target)
+
+
+def test_reversal_arrays_hold_the_pairs_in_the_toolkits_layout():
+    (X, X_len, Y, Y_len), vocab = synthetic.reversal_arrays(20, 9, seed=5)
+    source, target = synthetic.reversal_pairs(20, seed=5)
+    assert vocab.to_tokens(list(range(len(vocab)))) == [
+        "<unk>", "<pad>", "<bos>", "<eos>", *"abcdefgh"
+    ]  # fmt: skip
+    for array, lens, lines in ((X, X_len, source), (Y, Y_len, target)):
+        assert array.shape == (20, 9) and array.dtype == lens.dtype == np.int32
+        assert lens.tolist() == [len(line) + 1 for line in lines]
+        for row, n, line in zip(array, lens, lines):
+            assert vocab.to_tokens(row[:n].tolist()) == [*line, "<eos>"]
+            assert set(row[n:].tolist()) <= {vocab["<pad>"]}
+
+
+def reversal_alignment(d2l, net, vocab, num_strings=100, seed=1):
+    """(share of the output steps whose largest weight falls on the source position they copy, share of the
+    strings reversed exactly), over ``num_strings`` new strings: the page's measurement."""
+    on_target = steps = exact = 0
+    sources, targets = d2l.reversal_pairs(num_strings, seed=seed)
+    for source, target in zip(sources, targets):
+        output, attention = d2l.predict_seq2seq(
+            net, " ".join(source), vocab, vocab, NUM_STEPS, d2l.cpu(), save_attention_weights=True
+        )
+        exact += output == " ".join(target)
+        for i, weights in enumerate(attention[: len(source)]):
+            on_target += int(np.argmax(weights)) == len(source) - 1 - i
+            steps += 1
+    return on_target / steps, exact / num_strings
+
+
+def test_trained_attention_finds_the_reversal(d2l, capsys):
+    d2l.set_seed(SEED)
+    arrays, vocab = d2l.reversal_arrays(NUM_EXAMPLES, NUM_STEPS, seed=0)
+    net = d2l.EncoderDecoder(
+        d2l.Seq2SeqEncoder(len(vocab), embed_size=16, num_hiddens=32, num_layers=1),
+        d2l.Seq2SeqAttentionDecoder(len(vocab), embed_size=16, num_hiddens=32, num_layers=1),
+    )
+    d2l.train_seq2seq(net, d2l.load_array(arrays, BATCH_SIZE), LR, NUM_EPOCHS, vocab, d2l.cpu())
+    share, exact = reversal_alignment(d2l, net, vocab)
+    with capsys.disabled():
+        print(f" alignment {share:.3f}, exact {exact:.2f}", end=" ")
+    assert exact >= 0.9, f"only {exact:.0%} of the new strings reversed exactly"
+    assert share >= 0.9, (
+        f"the largest weight falls on the expected source position at only {share:.1%} of the steps"
+    )
+
+
+@pytest.mark.parametrize("steps", [4, 8])
+def test_reversal_arrays_refuse_rows_that_would_lose_their_eos(steps):
+    with pytest.raises(ValueError, match="num_steps must be at least max_len \\+ 1"):
+        synthetic.reversal_arrays(5, steps)
