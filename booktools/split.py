@@ -100,7 +100,9 @@ def details(text):
         indent, title, body = match.groups()
         if body.lstrip().startswith(":"):
             raise ValueError(f"dropdown {title!r}: options are not supported in sections")
-        return f"{indent}<details><summary>{title}</summary>\n\n{body.rstrip()}\n\n{indent}</details>"
+        return (
+            f"{indent}<details><summary>{title}</summary>\n\n{body.rstrip()}\n\n{indent}</details>"
+        )
 
     converted = DROPDOWN.sub(html, text)
     if ":::{dropdown}" in converted:

@@ -655,12 +655,22 @@ def test_exercises_have_a_size_and_a_closed_hint(page: Page, site_url: str, path
     found = page.evaluate(EXERCISES_JS)
     assert found["items"], f"{path}: no numbered list of exercises"
     for n, item in enumerate(found["items"], 1):
-        assert item["size"] in SIZES, f"{path}, exercise {n}: size {item['size']!r}, not one of {SIZES}"
-        assert [h["title"] for h in item["hints"]] == ["Hint"], f"{path}, exercise {n}: {item['hints']}"
-        assert not item["hints"][0]["open"] and not item["hints"][0]["text_visible"], f"{path}, exercise {n}"
+        assert item["size"] in SIZES, (
+            f"{path}, exercise {n}: size {item['size']!r}, not one of {SIZES}"
+        )
+        assert [h["title"] for h in item["hints"]] == ["Hint"], (
+            f"{path}, exercise {n}: {item['hints']}"
+        )
+        assert not item["hints"][0]["open"] and not item["hints"][0]["text_visible"], (
+            f"{path}, exercise {n}"
+        )
     for solution in found["solutions"]:
-        assert not solution["open"] and not solution["text_visible"], f"{path}: {solution['title']} is open"
-    assert not any(found["solution_code_visible"]), f"{path}: a solution's code shows before it is opened"
+        assert not solution["open"] and not solution["text_visible"], (
+            f"{path}: {solution['title']} is open"
+        )
+    assert not any(found["solution_code_visible"]), (
+        f"{path}: a solution's code shows before it is opened"
+    )
     hint = page.locator("section#exercises details.sd-dropdown").first
     hint.locator(":scope > summary").click()
     expect(hint.locator(":scope > .sd-summary-content")).to_be_visible()
@@ -671,6 +681,8 @@ def test_the_first_section_has_worked_solutions():
     html = (SITE_DIR / "chapters" / "attention" / "attention-cues.html").read_text("utf-8")
     solutions = html[html.index('<section id="solutions">') :]
     titles = re.findall(r"Solution to exercise (\d+)", solutions)
-    exercises = html[html.index('<section id="exercises">') : html.index('<section id="solutions">')]
+    exercises = html[
+        html.index('<section id="exercises">') : html.index('<section id="solutions">')
+    ]
     assert titles == [str(n) for n in range(1, exercises.count("<li>") + 1)]
     assert solutions.count("tag_hide-cell") >= 6 and "cell_output" in solutions

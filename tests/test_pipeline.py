@@ -171,8 +171,14 @@ def test_split_writes_dropdowns_as_details(source):
     source.write_text(SOURCE + "\n" + EXERCISES)
     last = split(source, "mxnet").cells[-1]
     assert ":::" not in last.source
-    assert "   <details><summary>Hint</summary>\n\n   Look at *the keys*.\n\n   </details>" in last.source
-    assert "<details><summary>Solution to exercise 1</summary>\n\nThe answer.\n\n</details>" in last.source
+    assert (
+        "   <details><summary>Hint</summary>\n\n   Look at *the keys*.\n\n   </details>"
+        in last.source
+    )
+    assert (
+        "<details><summary>Solution to exercise 1</summary>\n\nThe answer.\n\n</details>"
+        in last.source
+    )
 
 
 def test_the_page_keeps_its_dropdowns(source):
