@@ -10,6 +10,11 @@ execution picks the framework's kernel by name), and it starts with a setup cell
 ``d2l-setup``) that says what to install and installs ``d2lcore[<framework>]`` where ``d2lcore`` is missing, as on
 a fresh cloud runtime; where it is installed, the cell changes nothing. The setup cell has no source cell, so the
 merged page never shows it.
+
+Hints and solutions are ``dropdown`` directives in a colon fence (``:::{dropdown} Hint``, closed by ``:::``),
+which the book renders as boxes that open on a click. Jupyter does not know MyST directives, so the split writes
+each one as the HTML element that Jupyter and Colab show the same way, ``<details>`` with the title as its
+``<summary>``, keeping the indentation of the fence (a dropdown may sit inside a list item).
 """
 
 import base64
@@ -28,6 +33,7 @@ from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+DROPDOWN = re.compile(r"^([ \t]*):::\{dropdown\}[ \t]*(.*?)[ \t]*\n(.*?)^\1:::[ \t]*$", re.M | re.S)
 
 SETUP_TAG = "d2l-setup"
 SETUP = """\
@@ -87,6 +93,24 @@ def read_source(source):
     return nb
 
 
+def details(text):
+    """``text`` with every ``:::{dropdown} Title`` ... ``:::`` block written as ``<details>`` with the summary
+    ``Title``, for Jupyter; ValueError for a dropdown that is never closed or that has options."""
+
+    def html(match):
+        indent, title, body = match.groups()
+        if body.lstrip().startswith(":"):
+            raise ValueError(f"dropdown {title!r}: options are not supported in sections")
+        return (
+            f"{indent}<details><summary>{title}</summary>\n\n{body.rstrip()}\n\n{indent}</details>"
+        )
+
+    converted = DROPDOWN.sub(html, text)
+    if ":::{dropdown}" in converted:
+        raise ValueError("a dropdown in a section is not closed by ':::' at its own indentation")
+    return converted
+
+
 def _embed_images(cell, folder):
     """Replace links to local images by attachments of the cell."""
     attachments = {}
@@ -132,7 +156,9 @@ def split(source, framework):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":  # Jupyter knows no labels: references become plain links
-            cell.source = rewrite_links(plain_references(cell.source, source.parent), source.parent)
+            cell.source = details(
+                rewrite_links(plain_references(cell.source, source.parent), source.parent)
+            )
             _embed_images(cell, source.parent)
         out.cells.append(cell)
     nbformat.validate(out)

@@ -191,8 +191,11 @@ CODE_TAB_SETS_JS = """selector => Array.from(document.querySelectorAll(selector)
         const panel = label.nextElementSibling;
         if (!panel?.matches(".sd-tab-content")) return [label.dataset.syncId, null];
         const blocks = Array.from(panel.querySelectorAll("div.highlight, pre"));
+        // cells tagged hide-cell (the solutions of exercises) stay closed until the reader opens them
+        const closed = blocks.filter(block => block.closest("details:not([open])"));
         return [label.dataset.syncId, {
             blocks: blocks.length,
+            closed_blocks: closed.length,
             visible_blocks: blocks.filter(block => block.checkVisibility({visibilityProperty: true})).length,
             code: Array.from(panel.querySelectorAll("pre"))
                 .filter(pre => !pre.closest(".cell_output"))
@@ -548,10 +551,13 @@ def check_code_tab_sets(tab_sets: list[dict], framework: str, path: str) -> None
             assert panel is not None, f"{where}: the {fw} label is not followed by its panel"
             assert panel["blocks"] > 0, f"{where}: the {fw} panel has no rendered code"
             if fw == framework:
-                assert panel["visible_blocks"] == panel["blocks"], f"{where}: {fw} code is hidden"
+                shown = panel["blocks"] - panel["closed_blocks"]
+                assert panel["visible_blocks"] == shown, f"{where}: {fw} code is hidden"
             else:
                 assert panel["visible_blocks"] == 0, f"{where}: {fw} code is visible"
 
+        if any(panel["closed_blocks"] for panel in panels.values()):
+            continue  # a solution's code: the reader has not opened it
         code = {fw: code_lines(panel["code"]) for fw, panel in panels.items()}
         if len({frozenset(lines) for lines in code.values()}) == len(FRAMEWORKS):
             distinct_code_seen = True
@@ -650,3 +656,72 @@ def test_sections_are_numbered_and_references_resolve():
         if re.search(r"\{(num)?ref\}`|\(sec-[\w-]+\)=", path.read_text("utf-8"))
     ]
     assert not left, f"labels or references left as text in: {left}"
+
+
+# ------------------------------------------------------------------------------------------------------ exercises
+
+EXERCISE_PAGES = _chapter_pages('<section id="exercises">')
+SIZES = ("Minutes.", "An hour.", "Project.")
+
+# Each exercise of the page: its size label, and its hints with whether their text shows; the solutions, and the
+# code cells under them, with the same.
+EXERCISES_JS = """() => {
+    const shows = element => element.checkVisibility({visibilityProperty: true});
+    const dropdown = details => ({
+        title: details.querySelector(":scope > summary").innerText.trim(),
+        open: details.open,
+        text_visible: shows(details.querySelector(":scope > .sd-summary-content")),
+    });
+    const exercises = document.querySelector("section#exercises > ol");
+    const solutions = document.querySelector("section#solutions");
+    return {
+        items: Array.from(exercises ? exercises.children : [], item => ({
+            size: item.querySelector("strong")?.innerText.trim() ?? "",
+            hints: Array.from(item.querySelectorAll("details.sd-dropdown"), dropdown),
+        })),
+        solutions: Array.from(solutions ? solutions.querySelectorAll("details.sd-dropdown") : [], dropdown),
+        solution_code_visible: Array.from(solutions ? solutions.querySelectorAll("div.cell_input pre") : [], shows),
+    };
+}"""
+
+
+@pytest.mark.parametrize("path", _params(EXERCISE_PAGES))
+def test_exercises_have_a_size_and_a_closed_hint(page: Page, site_url: str, path: str | None):
+    """Every exercise starts with its size and has one hint, closed until the reader opens it; solutions and
+    their code are closed too. Opening a hint shows its text."""
+    path = _require(path)
+    page.goto(site_url + path)
+    found = page.evaluate(EXERCISES_JS)
+    assert found["items"], f"{path}: no numbered list of exercises"
+    for n, item in enumerate(found["items"], 1):
+        assert item["size"] in SIZES, (
+            f"{path}, exercise {n}: size {item['size']!r}, not one of {SIZES}"
+        )
+        assert [h["title"] for h in item["hints"]] == ["Hint"], (
+            f"{path}, exercise {n}: {item['hints']}"
+        )
+        assert not item["hints"][0]["open"] and not item["hints"][0]["text_visible"], (
+            f"{path}, exercise {n}"
+        )
+    for solution in found["solutions"]:
+        assert not solution["open"] and not solution["text_visible"], (
+            f"{path}: {solution['title']} is open"
+        )
+    assert not any(found["solution_code_visible"]), (
+        f"{path}: a solution's code shows before it is opened"
+    )
+    hint = page.locator("section#exercises details.sd-dropdown").first
+    hint.locator(":scope > summary").click()
+    expect(hint.locator(":scope > .sd-summary-content")).to_be_visible()
+
+
+def test_the_first_section_has_worked_solutions():
+    """The solutions of the first section: one per exercise, with code that the build executed."""
+    html = (SITE_DIR / "chapters" / "attention" / "attention-cues.html").read_text("utf-8")
+    solutions = html[html.index('<section id="solutions">') :]
+    titles = re.findall(r"Solution to exercise (\d+)", solutions)
+    exercises = html[
+        html.index('<section id="exercises">') : html.index('<section id="solutions">')
+    ]
+    assert titles == [str(n) for n in range(1, exercises.count("<li>") + 1)]
+    assert solutions.count("tag_hide-cell") >= 6 and "cell_output" in solutions

@@ -86,3 +86,57 @@ def test_other_pages_refer_to_sections_by_label(page):
     assert not TYPED_NUMBER.search(text)
     for match in REFERENCE.finditer(text):
         assert (match.group(3) or match.group(4)).strip() in labels(), match.group(0)
+
+
+SIZES = ("**Minutes.**", "**An hour.**", "**Project.**")
+
+
+def _exercises(cells):
+    """The items of the page's list of exercises (text after the number), in order."""
+    text = next(
+        c.source for c in cells if c.cell_type == "markdown" and "## Exercises\n" in c.source
+    )
+    section = text.split("## Exercises\n", 1)[1].split("\n## ", 1)[0]
+    return re.split(r"^\d+\. ", section, flags=re.M)[1:]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_every_exercise_has_a_size_and_a_hint(source):
+    items = _exercises(read_source(source).cells)
+    assert items, "no numbered exercises"
+    for n, item in enumerate(items, 1):
+        assert item.startswith(SIZES), f"exercise {n} does not start with one of {SIZES}"
+        assert item.count(":::{dropdown} Hint\n") == 1, f"exercise {n} needs one hint"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_solutions_cover_the_exercises_under_an_hour_and_stay_closed(source):
+    """Where a page has solutions, every exercise that is not a project has one, and their code is hidden."""
+    cells = read_source(source).cells
+    heading = re.compile(r"^## .*$", flags=re.M)
+    start = next(
+        (i for i, c in enumerate(cells) if "## Solutions" in heading.findall(c.source)), None
+    )
+    if start is None:
+        return
+    wanted = [
+        str(n) for n, item in enumerate(_exercises(cells), 1) if not item.startswith(SIZES[2])
+    ]
+    text, code = cells[start].source.split("## Solutions", 1)[1], []
+    for cell in cells[start + 1 :]:
+        if cell.cell_type == "code":
+            code.append(cell)
+        elif heading.search(cell.source):
+            text += "\n" + heading.split(cell.source, 1)[0]
+            break
+        else:
+            text += "\n" + cell.source
+    titles = re.findall(r"^:::\{dropdown\} Solution to exercise (\d+)$", text, flags=re.M)
+    missing = [n for n in wanted if n not in titles]
+    assert not missing, f"no solution to exercise(s) {missing}, which are not projects"
+    assert titles == sorted(set(titles), key=int), f"solutions out of order or repeated: {titles}"
+    assert code, (
+        "solutions but no code: tag the solutions' code cells hide-cell, or drop this test's check"
+    )
+    for cell in code:
+        assert "hide-cell" in cell.metadata.get("tags", []), f"cell {cell.id} is not hidden"

@@ -12,7 +12,7 @@ import d2lcore
 from booktools import execute
 from booktools.merge import merge
 from booktools.paths import tree_hash
-from booktools.split import SETUP_TAG, split
+from booktools.split import SETUP_TAG, details, split
 from d2lcore import FRAMEWORKS
 from d2lcore.frameworks import REGISTRY
 
@@ -151,6 +151,52 @@ def test_split_reports_a_missing_image(source):
     source.write_text(SOURCE.replace("img/square.svg", "img/missing.svg"))
     with pytest.raises(FileNotFoundError, match="image 'img/missing.svg' in cell c000 not found"):
         split(source, "mxnet")
+
+
+EXERCISES = """## Exercises
+
+1. A question.
+
+   :::{dropdown} Hint
+   Look at *the keys*.
+   :::
+
+:::{dropdown} Solution to exercise 1
+The answer.
+:::
+"""
+
+
+def test_split_writes_dropdowns_as_details(source):
+    source.write_text(SOURCE + "\n" + EXERCISES)
+    last = split(source, "mxnet").cells[-1]
+    assert ":::" not in last.source
+    assert (
+        "   <details><summary>Hint</summary>\n\n   Look at *the keys*.\n\n   </details>"
+        in last.source
+    )
+    assert (
+        "<details><summary>Solution to exercise 1</summary>\n\nThe answer.\n\n</details>"
+        in last.source
+    )
+
+
+def test_the_page_keeps_its_dropdowns(source):
+    source.write_text(SOURCE + "\n" + EXERCISES)
+    assert merge(source, _executed(source)).cells[-1].source == EXERCISES.strip()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (":::{dropdown} Hint\nnever closed\n", "not closed"),
+        ("1. A question.\n\n   :::{dropdown} Hint\n   text\n:::\n", "not closed"),
+        (":::{dropdown} Hint\n:open:\ntext\n:::\n", "options are not supported"),
+    ],
+)
+def test_a_wrong_dropdown_is_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        details(text)
 
 
 def _executed(source):
