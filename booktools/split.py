@@ -21,12 +21,11 @@ import jupytext
 import nbformat
 
 from booktools.cells import frameworks_of
+from booktools.figures import IMAGE
 from booktools.links import rewrite_links
 from booktools.paths import rel
 from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
-
-IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
 SETUP_TAG = "d2l-setup"
 SETUP = """\
@@ -91,7 +90,7 @@ def _embed_images(cell, folder):
     attachments = {}
 
     def attach(match):
-        alt, target = match.groups()
+        alt, target, caption = match.groups()
         if "://" in target or target.startswith("attachment:"):
             return match.group(0)
         path = (folder / target).resolve()
@@ -100,7 +99,8 @@ def _embed_images(cell, folder):
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         name = path.name
         attachments[name] = {mime: base64.b64encode(path.read_bytes()).decode("ascii")}
-        return f"![{alt}](attachment:{name})"
+        title = f' "{caption}"' if caption else ""
+        return f"![{alt}](attachment:{name}{title})"
 
     cell["source"] = IMAGE.sub(attach, cell["source"])
     if attachments:
