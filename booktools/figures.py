@@ -82,9 +82,19 @@ def check_figure_cell(cell, where):
     if not options:
         return
     alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
-    missing = [k for k, v in (("name", options.get("name")), ("caption", options.get("caption")), ("alt", alt)) if not v]
+    missing = [
+        k
+        for k, v in (
+            ("name", options.get("name")),
+            ("caption", options.get("caption")),
+            ("alt", alt),
+        )
+        if not v
+    ]
     if missing:
-        raise FigureError(f"{where}: the figure's metadata lacks {', '.join(missing)} (mystnb.figure / mystnb.image)")
+        raise FigureError(
+            f"{where}: the figure's metadata lacks {', '.join(missing)} (mystnb.figure / mystnb.image)"
+        )
 
 
 def with_figure(executed, source_cell, first_copy):

@@ -250,8 +250,8 @@ def number_figure_copies(app, doctree, docname):
             continue
         copy_id = nodes.make_id(f"{name}-{_framework(cell)}")
         figure["ids"].append(copy_id)
-        if name in numbers:
-            numbers[copy_id] = numbers[name]
+        if nodes.make_id(name) in numbers:
+            numbers[copy_id] = numbers[nodes.make_id(name)]
 
 
 def _add_static(app):

@@ -14,7 +14,6 @@ merged page never shows it.
 
 import base64
 import mimetypes
-import re
 from pathlib import Path
 
 import jupytext

@@ -110,7 +110,8 @@ def _heatmap_size(num_rows, num_cols, num_queries, num_keys, titles=False):
     book's text column) gets narrower panels."""
     panel_w = min(max(0.3 * num_keys, 2.0), 3.5)
     panel_h = min(max(0.3 * num_queries, 1.0), 3.5)
-    extra_w, extra_h = 1.4, 0.9 + 0.3 * bool(titles)  # axis labels, ticks, titles, colour bar
+    # room for the axis labels, the ticks, the titles and the colour bar
+    extra_w, extra_h = 1.4, 0.9 + 0.3 * bool(titles)
     panel_w = max(min(panel_w, (9.5 - extra_w) / num_cols), 1.0)
     return extra_w + num_cols * panel_w, extra_h + num_rows * panel_h
 
