@@ -237,18 +237,31 @@ def _cell_of(node):
     return node
 
 
+class FigureCopies(SphinxTransform):
+    """Leave the other frameworks' copies of a figure (those whose cell names the first copy in
+    ``d2l.figure_of``) out of the numbering: Sphinx numbers every captioned figure that has an id, and gives one
+    to each (priority 210)."""
+
+    default_priority = 520
+
+    def apply(self, **kwargs):
+        for figure in self.document.findall(nodes.figure):
+            cell = _cell_of(figure)
+            name = cell and cell.get("cell_metadata", {}).get("d2l", {}).get("figure_of")
+            if name:
+                figure["ids"] = []
+                figure["d2l_figure_of"] = name
+
+
 def number_figure_copies(app, doctree, docname):
-    """Give each other framework's copy of a figure the number of its first copy (the figure named in the cell's
-    ``d2l.figure_of``), and an id of its own, ``<name>-<framework>``, which the HTML writer needs for a number."""
+    """Give each copy that :class:`FigureCopies` set aside the number of the first copy, and an id of its own,
+    ``<name>-<framework>``, which the HTML writer needs to show the number."""
     numbers = app.env.toc_fignumbers.get(docname, {}).get("figure", {})
     for figure in doctree.findall(nodes.figure):
-        cell = _cell_of(figure)
-        if figure["ids"] or cell is None:
+        name = figure.get("d2l_figure_of")
+        if name is None or figure["ids"]:
             continue
-        name = cell.get("cell_metadata", {}).get("d2l", {}).get("figure_of")
-        if name is None:
-            continue
-        copy_id = nodes.make_id(f"{name}-{_framework(cell)}")
+        copy_id = nodes.make_id(f"{name}-{_framework(_cell_of(figure))}")
         figure["ids"].append(copy_id)
         if nodes.make_id(name) in numbers:
             numbers[copy_id] = numbers[nodes.make_id(name)]
@@ -271,6 +284,7 @@ def setup(app):
     app.add_config_value("d2l_dist_dir", "../dist", "env")
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
+    app.add_transform(FigureCopies)
     app.connect("build-finished", copy_notebooks)
     app.connect("doctree-resolved", number_figure_copies)
     comparison.setup(app)  # the record-table directive

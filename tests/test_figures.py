@@ -163,3 +163,28 @@ def test_heatmap_ticks_are_whole_positions():
     colour_bar = fig.axes[-1].get_position()
     assert colour_bar.height > 0.5 * ax.get_position().height  # not squashed to a bracket
     plotting.plt.close(fig)
+
+
+def test_every_tab_shows_its_copy_with_the_same_number(source, tmp_path):
+    """A strict Sphinx build of the merged page: the figure that differs by framework is numbered once and each
+    tab's copy shows that number; the next figures count on from it."""
+    from sphinx.cmd.build import build_main
+
+    src, out = tmp_path / "site", tmp_path / "out"
+    src.mkdir()
+    (src / "img").mkdir()
+    (src / "img" / "square.svg").write_text(SVG)
+    conf = 'extensions = ["myst_nb", "booktools.sphinx_ext"]\nproject = "t"\nnumfig = True\n'
+    (src / "conf.py").write_text(conf)
+    merged = merge(source, _executed(source))
+    merged.cells[0].source += "\n\nSee {numref}`fig-curve`."
+    nbformat.write(merged, src / "index.ipynb")
+    assert build_main(["-W", "-q", "-b", "html", str(src), str(out)]) == 0
+    html = (out / "index.html").read_text(encoding="utf-8")
+    numbers = [
+        part.split("</span>")[0].strip() for part in html.split('<span class="caption-number">')[1:]
+    ]
+    assert numbers == ["Fig. 1", "Fig. 2", "Fig. 2", "Fig. 2", "Fig. 3"]
+    assert html.count('alt="A line from bottom left to top right."') == 3
+    assert 'id="fig-curve"' in html and 'id="fig-curve-pytorch"' in html and "Fig. 2</span>" in html
+    assert 'href="#fig-curve"' in html  # the reference resolves to the first copy
