@@ -740,7 +740,9 @@ def test_the_book_has_numbered_figures():
     pages = [(SITE_DIR / path).read_text("utf-8") for path in ALL_PAGES]
     assert pages, f"no built page under {SITE_DIR}"
     numbered = sum(html.count('<span class="caption-number">Fig. ') for html in pages)
-    drawn = sum(html.count('<div class="cell_output docutils container">\n<figure') for html in pages)
+    drawn = sum(
+        html.count('<div class="cell_output docutils container">\n<figure') for html in pages
+    )
     assert numbered >= 25 and drawn >= 15, (
         f"{numbered} numbered figures, {drawn} of them in cell outputs"
     )
