@@ -104,10 +104,10 @@ def plot(
 
 
 def _heatmap_size(num_rows, num_cols, num_queries, num_keys, titles=False):
-    """The size in inches of a figure with a ``num_rows`` x ``num_cols`` grid of heatmaps of ``num_queries`` rows
-    and ``num_keys`` columns each: about 0.3 inch per row and column of a matrix, and each panel at least 2 inches
-    wide and 1 inch tall, so that small matrices stay readable; a grid that would be wider than 9.5 inches (the
-    book's text column) gets narrower panels."""
+    """The size in inches of a figure with a grid of num_rows x num_cols heatmaps, each of
+    num_queries rows and num_keys columns: about 0.3 inch per row and column of a matrix,
+    each panel at least 2 inches wide and 1 inch tall, so that small matrices stay
+    readable; a grid wider than 9.5 inches (the book's text column) gets narrower panels."""
     panel_w = min(max(0.3 * num_keys, 2.0), 3.5)
     panel_h = min(max(0.3 * num_queries, 1.0), 3.5)
     # room for the axis labels, the ticks, the titles and the colour bar
