@@ -7,6 +7,9 @@ output. Runs of tagged markdown cells become a ``{tab-set}`` directive here, sin
 markdown cells. Records (:mod:`d2lcore.records`) keep only their line of text: their fields are for tools that
 read the executed notebooks, and the book's renderer would warn about their MIME type.
 
+Images become numbered figures with captions, and code cells that draw one get its caption, name and alt text
+from their metadata (:mod:`booktools.figures`).
+
 Prose quotes figures through record roles, which the merge fills in from the executed notebooks; a figure typed
 into prose that no output shows stops the merge (:mod:`booktools.quotes`).
 """
@@ -17,6 +20,13 @@ from pathlib import Path
 import nbformat
 
 from booktools.cells import frameworks_of, is_shared
+from booktools.figures import (
+    FigureError,
+    check_figure_cell,
+    figure_directives,
+    figure_options,
+    with_figure,
+)
 from booktools.links import rewrite_links
 from booktools.paths import LABELS, notebook_path
 from booktools.quotes import QuoteError, code_figures, fill, stray_figures
@@ -71,6 +81,21 @@ def _quoted(cell, source, notebooks, records, allowed):
     return fill(cell.source, records, frameworks, where, html=True)
 
 
+def _add_figure(cells, start, source_cell, figures, where):
+    """Give ``cells[start:]``, the merged copies of ``source_cell``, its figure's caption, name and alt text.
+    ``figures`` maps each figure name of the page to the index of its first copy: a later cell may show the same
+    figure only as another framework's copy in the same tab-set."""
+    check_figure_cell(source_cell, where)
+    if not figure_options(source_cell):
+        return
+    name = figure_options(source_cell)["name"]
+    for i in range(start, len(cells)):
+        first = figures.setdefault(name, i)
+        if first != i and any(is_shared(c) for c in cells[first : i + 1]):
+            raise FigureError(f"{where}: the figure name {name!r} is used twice on the page")
+        cells[i] = with_figure(cells[i], source_cell, first_copy=first == i)
+
+
 def _read_executed(source):
     notebooks = {}
     for fw in FRAMEWORKS:
@@ -95,9 +120,12 @@ def merge(source, notebooks=None):
     records = {fw: notebook_records(notebooks[fw]) for fw in FRAMEWORKS}
     allowed = set(src.metadata.get("d2l", {}).get("not_outputs", [])) | code_figures(src)
     prose = []
+    figures = {}  # figure name -> index in out.cells of its first copy
     for cell in src.cells:
+        where = f"{source}, cell {cell.id}"
         if cell.cell_type == "markdown":
             cell.source = _quoted(cell, source, notebooks, records, allowed)
+            cell.source = figure_directives(cell.source, where)
         if cell.cell_type == "markdown" and not is_shared(cell):
             cell.source = rewrite_links(cell.source, Path(source).parent)
             prose.append(cell)
@@ -110,12 +138,13 @@ def merge(source, notebooks=None):
             out.cells.append(cell)
             continue
         runs = {fw: executed[fw][cell.id] for fw in frameworks_of(cell)}
-        if is_shared(cell):
-            outputs = [_normalised(runs[fw].outputs) for fw in FRAMEWORKS]
-            if all(o == outputs[0] for o in outputs):
-                out.cells.append(copy.deepcopy(runs[FRAMEWORKS[0]]))
-                continue
-        out.cells.extend(_tagged(runs[fw], fw) for fw in FRAMEWORKS if fw in runs)
+        start = len(out.cells)
+        outputs = [_normalised(runs[fw].outputs) for fw in runs]
+        if is_shared(cell) and all(o == outputs[0] for o in outputs):
+            out.cells.append(copy.deepcopy(runs[FRAMEWORKS[0]]))
+        else:
+            out.cells.extend(_tagged(runs[fw], fw) for fw in FRAMEWORKS if fw in runs)
+        _add_figure(out.cells, start, cell, figures, where)
     if prose:
         out.cells.append(_prose_tabs(prose))
     for i, cell in enumerate(out.cells):

@@ -28,6 +28,7 @@ The merge fails on a stray figure.
 import re
 from html import escape
 
+from booktools.figures import IMAGE
 from booktools.paths import LABELS
 from d2lcore import FRAMEWORKS
 from d2lcore.records import notebook_records
@@ -42,7 +43,6 @@ TRANSLATION = re.compile(r"`([^`\n]+)` => `([^`\n]+)`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
 _CODE = re.compile(r"`[^`\n]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # an image's alt text describes the drawing
 _ARXIV = re.compile(r"arXiv:\d+\.\d+")
 
 
@@ -107,7 +107,7 @@ def fill_notebook(nb, where="notebook"):
 def _prose(text):
     """The prose of a markdown cell without math, link targets and the record roles."""
     text = ROLE.sub(" ", text)
-    text = _ARXIV.sub(" ", _IMAGE.sub(" ", text))
+    text = _ARXIV.sub(" ", IMAGE.sub(" ", text))  # alt text and caption describe a drawing
     text = _MATH.sub(" ", text)
     return _LINK_TARGET.sub("]", text)
 

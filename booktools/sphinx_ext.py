@@ -16,6 +16,8 @@
    is ``d2l_site_url``, else the environment variable ``D2L_SITE_URL``, else the GitHub Pages address of
    ``d2l_repository``; with none of them the setup cell names PyPI. ``d2l_install_from: pypi`` names PyPI always.
 4. The ``record-table`` directive (:mod:`booktools.comparison`).
+5. Figures in framework tabs: a figure that a cell draws differently in each framework has one copy per tab, and
+   only the first copy is named and numbered (:mod:`booktools.figures`); the others get the same number.
 """
 
 import os
@@ -227,6 +229,44 @@ def _write_zip(path, framework, notebooks):
     tmp.replace(path)
 
 
+def _cell_of(node):
+    while node is not None and not (
+        isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
+    ):
+        node = node.parent
+    return node
+
+
+class FigureCopies(SphinxTransform):
+    """Leave the other frameworks' copies of a figure (those whose cell names the first copy in
+    ``d2l.figure_of``) out of the numbering: Sphinx numbers every captioned figure that has an id, and gives one
+    to each (priority 210)."""
+
+    default_priority = 520
+
+    def apply(self, **kwargs):
+        for figure in self.document.findall(nodes.figure):
+            cell = _cell_of(figure)
+            name = cell and cell.get("cell_metadata", {}).get("d2l", {}).get("figure_of")
+            if name:
+                figure["ids"] = []
+                figure["d2l_figure_of"] = name
+
+
+def number_figure_copies(app, doctree, docname):
+    """Give each copy that :class:`FigureCopies` set aside the number of the first copy, and an id of its own,
+    ``<name>-<framework>``, which the HTML writer needs to show the number."""
+    numbers = app.env.toc_fignumbers.get(docname, {}).get("figure", {})
+    for figure in doctree.findall(nodes.figure):
+        name = figure.get("d2l_figure_of")
+        if name is None or figure["ids"]:
+            continue
+        copy_id = nodes.make_id(f"{name}-{_framework(_cell_of(figure))}")
+        figure["ids"].append(copy_id)
+        if nodes.make_id(name) in numbers:
+            numbers[copy_id] = numbers[nodes.make_id(name)]
+
+
 def _add_static(app):
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
 
@@ -244,6 +284,8 @@ def setup(app):
     app.add_config_value("d2l_dist_dir", "../dist", "env")
     app.add_transform(FrameworkTabs)
     app.add_transform(NotebookDownloads)
+    app.add_transform(FigureCopies)
     app.connect("build-finished", copy_notebooks)
+    app.connect("doctree-resolved", number_figure_copies)
     comparison.setup(app)  # the record-table directive
     return {"parallel_read_safe": True, "parallel_write_safe": True}

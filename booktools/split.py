@@ -26,13 +26,13 @@ import jupytext
 import nbformat
 
 from booktools.cells import frameworks_of
+from booktools.figures import IMAGE
 from booktools.labels import plain_references
 from booktools.links import rewrite_links
 from booktools.paths import rel
 from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
-IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 DROPDOWN = re.compile(r"^([ \t]*):::\{dropdown\}[ \t]*(.*?)[ \t]*\n(.*?)^\1:::[ \t]*$", re.M | re.S)
 
 SETUP_TAG = "d2l-setup"
@@ -116,7 +116,7 @@ def _embed_images(cell, folder):
     attachments = {}
 
     def attach(match):
-        alt, target = match.groups()
+        alt, target, caption = match.groups()
         if "://" in target or target.startswith("attachment:"):
             return match.group(0)
         path = (folder / target).resolve()
@@ -125,7 +125,8 @@ def _embed_images(cell, folder):
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         name = path.name
         attachments[name] = {mime: base64.b64encode(path.read_bytes()).decode("ascii")}
-        return f"![{alt}](attachment:{name})"
+        title = f' "{caption}"' if caption else ""
+        return f"![{alt}](attachment:{name}{title})"
 
     cell["source"] = IMAGE.sub(attach, cell["source"])
     if attachments:

@@ -43,7 +43,7 @@ in ``masked_softmax`` and ``sequence_mask``. Sequences must have at least one st
 # --- neutral: plotting, timing, checks ----------------------------------------------------------------------
 
 
-def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
+def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=None, cmap="Reds"):
     """*neutral.* A grid of heatmaps; matrices: (num_rows, num_cols, num_queries, num_keys), any framework."""
 
 

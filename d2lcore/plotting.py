@@ -103,20 +103,35 @@ def plot(
     return axes
 
 
+def _heatmap_size(num_rows, num_cols, num_queries, num_keys, titles=False):
+    """The size in inches of a figure with a grid of num_rows x num_cols heatmaps, each of
+    num_queries rows and num_keys columns: about 0.3 inch per row and column of a matrix,
+    each panel at least 2 inches wide and 1 inch tall, so that small matrices stay
+    readable; a grid wider than 9.5 inches (the book's text column) gets narrower panels."""
+    panel_w = min(max(0.3 * num_keys, 2.0), 3.5)
+    panel_h = min(max(0.3 * num_queries, 1.0), 3.5)
+    # room for the axis labels, the ticks, the titles and the colour bar
+    extra_w, extra_h = 1.4, 0.9 + 0.3 * bool(titles)
+    panel_w = max(min(panel_w, (9.5 - extra_w) / num_cols), 1.0)
+    return extra_w + num_cols * panel_w, extra_h + num_rows * panel_h
+
+
 @checked
-def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds"):
+def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=None, cmap="Reds"):
     """Draw a grid of heatmaps, e.g. of attention weights.
 
     matrices: shape (num_rows, num_cols, num_queries, num_keys). Panel (i, j) of the
     grid shows matrices[i, j], one row per query and one column per key. All panels
     share one colour scale, from min(0, smallest entry) to the largest entry, and one
-    colour bar. ``titles`` label the columns of the grid.
+    colour bar. ``titles`` label the columns of the grid. Without ``figsize`` (inches),
+    the size follows the shape (:func:`_heatmap_size`).
     """
     matrices = to_numpy(matrices)
-    num_rows, num_cols = matrices.shape[:2]
+    num_rows, num_cols, num_queries, num_keys = matrices.shape
     vmin, vmax = min(matrices.min(), 0), matrices.max()
+    if figsize is None:
+        figsize = _heatmap_size(num_rows, num_cols, num_queries, num_keys, titles)
     use_svg_display()
-    # "compressed": the panels keep their aspect and the rows and columns sit close together
     fig, axes = plt.subplots(
         num_rows,
         num_cols,
@@ -124,18 +139,22 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
         sharex=True,
         sharey=True,
         squeeze=False,
-        layout="compressed",
+        layout="constrained",
     )
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
-            pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax)
+            # aspect="auto": the panel fills its share of the figure, whatever the matrix's shape
+            pcm = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel(ylabel)
             if titles:
                 ax.set_title(titles[j])
-    fig.colorbar(pcm, ax=axes, shrink=0.6)
+    # rows and columns are positions: ticks at whole numbers only (the panels share their axes)
+    axes[0, 0].locator_params(integer=True)
+    # a bar about 0.15 inch wide, as tall as the grid
+    fig.colorbar(pcm, ax=axes, aspect=max(figsize[1] - 0.9, 1.0) / 0.15, pad=0.02)
     return fig
 
 

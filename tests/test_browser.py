@@ -725,3 +725,138 @@ def test_the_first_section_has_worked_solutions():
     ]
     assert titles == [str(n) for n in range(1, exercises.count("<li>") + 1)]
     assert solutions.count("tag_hide-cell") >= 6 and "cell_output" in solutions
+
+
+# ------------------------------------------------------------------------------------------------------ figures
+
+NARROW_VIEWPORT = {"width": 390, "height": 844}
+
+# Drawn figures are at least 300 px wide and 150 px tall: the smallest the book draws, a single heatmap of a few
+# rows or a line plot, is 3.2 x 1.9 inches, 307 x 182 px at the browser's 96 px per inch; below that a 10-key
+# heatmap gives each key less than 25 px and its 10-point labels crowd. The same floor holds for the diagrams.
+MIN_FIGURE_WIDTH = 300
+MIN_FIGURE_HEIGHT = 150
+FIG_NUMBER = re.compile(r"^Fig\. \d+(\.\d+)*$")
+FILE_PATH = re.compile(r"(^|/)[^\s/]+\.(svg|png|jpe?g|gif)$|_images/", re.I)
+
+# Every visible image of the article, with its figure's caption and its rendered and natural sizes; and whether
+# the figure sits in a box that scrolls sideways.
+FIGURES_JS = """() => Array.from(document.querySelectorAll("article img"))
+    .filter(img => img.checkVisibility({visibilityProperty: true}))
+    .map(img => {
+        const figure = img.closest("figure");
+        const box = img.getBoundingClientRect();
+        const scroller = figure && getComputedStyle(figure).overflowX;
+        return {
+            src: img.getAttribute("src"),
+            alt: img.getAttribute("alt") || "",
+            drawn: !!img.closest("div.cell_output"),
+            number: figure?.querySelector("figcaption .caption-number")?.textContent.trim() ?? null,
+            caption: figure?.querySelector("figcaption .caption-text")?.textContent.trim() ?? "",
+            width: box.width, height: box.height, right: box.right,
+            natural: img.naturalWidth,
+            figure_right: figure ? figure.getBoundingClientRect().right : null,
+            scrolls: !!figure && (scroller === "auto" || scroller === "scroll"),
+        };
+    })"""
+
+IMAGES_LOADED_JS = "() => Array.from(document.images).every(img => img.complete)"
+
+
+def visible_figures(page: Page, site_url: str, path: str, framework: str) -> list[dict]:
+    page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
+    page.wait_for_function(IMAGES_LOADED_JS)
+    return page.evaluate(FIGURES_JS)
+
+
+def figure_problems(figures: list[dict], framework: str) -> list[str]:
+    """What is wrong with the figures a reader sees at 1280 px in one framework's tab."""
+    problems = []
+    for fig in figures:
+        where = f"{framework}: {fig['number'] or 'figure'} ({fig['src'].rsplit('/', 1)[-1]})"
+        if fig["number"] is None or not FIG_NUMBER.match(fig["number"]):
+            problems.append(f"{where}: no numbered caption (got {fig['number']!r})")
+        if len(fig["caption"].split()) < 3:
+            problems.append(f"{where}: caption {fig['caption']!r} says nothing")
+        alt = fig["alt"].strip()
+        if len(alt.split()) < 3 or FILE_PATH.search(alt):
+            problems.append(f"{where}: alt text {alt!r} does not describe the figure")
+        if fig["width"] < MIN_FIGURE_WIDTH or fig["height"] < MIN_FIGURE_HEIGHT:
+            problems.append(
+                f"{where}: rendered {fig['width']:.0f} x {fig['height']:.0f} px, below "
+                f"{MIN_FIGURE_WIDTH} x {MIN_FIGURE_HEIGHT}"
+            )
+        if fig["drawn"] and fig["width"] < fig["natural"] - 1:
+            problems.append(f"{where}: shrunk from {fig['natural']} to {fig['width']:.0f} px")
+    numbers = [fig["number"] for fig in figures]
+    if len(set(numbers)) != len(numbers):
+        problems.append(f"{framework}: figure numbers repeat: {numbers}")
+    return problems
+
+
+@pytest.mark.parametrize("path", _params(ALL_PAGES))
+def test_figures_are_numbered_captioned_described_and_large_at_1280px(
+    browser: Browser, site_url: str, path: str | None
+):
+    """In every framework's tab, each image of the page is a figure with a number ("Fig. 3"), a caption and alt
+    text that describes it (not a file name), at least MIN_FIGURE_WIDTH x MIN_FIGURE_HEIGHT px; a drawn figure is
+    shown at the size it was drawn, and the numbers are the same in every tab."""
+    path = _require(path)
+    context = new_context(browser, site_url)
+    try:
+        page = context.new_page()
+        page.set_viewport_size(WIDE_VIEWPORT)
+        page.set_default_timeout(60_000)
+        problems, numbers = [], {}
+        for framework in FRAMEWORKS:
+            figures = visible_figures(page, site_url, path, framework)
+            problems += figure_problems(figures, framework)
+            numbers[framework] = [fig["number"] for fig in figures]
+        if len({tuple(n) for n in numbers.values()}) > 1:
+            problems.append(f"the tabs number their figures differently: {numbers}")
+        assert not problems, f"{path}:\n" + "\n".join(dict.fromkeys(problems))
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", _params(ALL_PAGES))
+def test_figures_fit_a_phone_at_390px(browser: Browser, site_url: str, path: str | None):
+    """At 390 px, no figure runs past the screen's edge: a drawn figure wider than the column keeps its size and
+    scrolls sideways inside its box, which itself fits."""
+    path = _require(path)
+    context = new_context(browser, site_url)
+    try:
+        page = context.new_page()
+        page.set_viewport_size(NARROW_VIEWPORT)
+        page.set_default_timeout(60_000)
+        problems = []
+        for framework in FRAMEWORKS:
+            for fig in visible_figures(page, site_url, path, framework):
+                where = f"{framework}: {fig['number']} ({fig['src'].rsplit('/', 1)[-1]})"
+                edge = NARROW_VIEWPORT["width"]
+                if fig["right"] > edge + 1 and not (
+                    fig["scrolls"] and fig["figure_right"] <= edge + 1
+                ):
+                    problems.append(
+                        f"{where}: runs to {fig['right']:.0f} px, past the {edge} px screen"
+                    )
+                if fig["drawn"] and fig["width"] < fig["natural"] - 1:
+                    problems.append(
+                        f"{where}: shrunk from {fig['natural']} to {fig['width']:.0f} px"
+                    )
+        assert not problems, f"{path} at 390 px:\n" + "\n".join(dict.fromkeys(problems))
+    finally:
+        context.close()
+
+
+def test_the_book_has_numbered_figures():
+    """The figure tests above check something: the built pages hold numbered figures, drawn ones and diagrams."""
+    pages = [(SITE_DIR / path).read_text("utf-8") for path in ALL_PAGES]
+    assert pages, f"no built page under {SITE_DIR}"
+    numbered = sum(html.count('<span class="caption-number">Fig. ') for html in pages)
+    drawn = sum(
+        html.count('<div class="cell_output docutils container">\n<figure') for html in pages
+    )
+    assert numbered >= 25 and drawn >= 15, (
+        f"{numbered} numbered figures, {drawn} of them in cell outputs"
+    )
