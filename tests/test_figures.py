@@ -9,18 +9,11 @@ from booktools.figures import FigureError, figure_directives
 from booktools.merge import merge
 from booktools.split import split
 from d2lcore import FRAMEWORKS, plotting
+from tests.sources import FRONT_MATTER
 
-SOURCE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+SOURCE = (
+    FRONT_MATTER
+    + """
 # A Section
 
 ![A grey square on white.](img/square.svg "The square the text talks about.")
@@ -43,6 +36,7 @@ mystnb:
 draw("same")
 ```
 """
+)
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg"/>'
 

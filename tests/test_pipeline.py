@@ -15,18 +15,11 @@ from booktools.paths import tree_hash
 from booktools.split import SETUP_TAG, details, split
 from d2lcore import FRAMEWORKS
 from d2lcore.frameworks import REGISTRY
+from tests.sources import FRONT_MATTER
 
-SOURCE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+SOURCE = (
+    FRONT_MATTER
+    + """
 # A Section
 
 Shared prose with a figure: ![a square](img/square.svg)
@@ -60,6 +53,7 @@ print("same everywhere")
 print(framework_name)
 ```
 """
+)
 
 
 @pytest.fixture
