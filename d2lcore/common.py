@@ -24,6 +24,7 @@ from d2lcore.checks import (
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.measurements import show_bottleneck
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
     Animator,
@@ -87,6 +88,7 @@ __all__ = [
     "set_axes",
     "show_record",
     "show_training",
+    "show_bottleneck",
     "set_figsize",
     "show_heatmaps",
     "to_numpy",

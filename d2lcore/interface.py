@@ -258,6 +258,12 @@ def show_training(losses, tokens, seconds, device, load=None):
     fields in every framework; returns the Record."""
 
 
+def show_bottleneck(path=None):
+    """*neutral.* Draw the measurement of benchmarks/bottleneck.py that d2lcore carries (or the file at
+    ``path``): translation quality by source length, without and with attention, over seeds; show its record
+    "bottleneck" (means and spread over the seeds, the settings and the machine) and return the Record."""
+
+
 LAYER_NORM_EPS = 1e-5
 """*neutral.* The epsilon of every AddNorm's layer normalisation, in every framework."""
 

@@ -989,6 +989,12 @@ def _(framework, d2l, data):
     return lambda: d2l.reversal_arrays(4, steps, max_len=8)
 
 
+@case("neutral: show_bottleneck", "path")
+def _(framework, d2l, data):
+    path = data.draw(st.sampled_from([3, 1.5, b"bottleneck.json", ["bottleneck.json"]]))
+    return lambda: d2l.show_bottleneck(path)
+
+
 @case("neutral: preprocess_nmt", "text")
 def _(framework, d2l, data):
     text = data.draw(st.one_of(st.none(), st.integers(), st.binary(max_size=3)))

@@ -1,0 +1,246 @@
+"""The bottleneck, measured: translation quality by the length of the English source, for the plain
+encoder–decoder (no attention) and for the one with Bahdanau attention, over several seeds.
+
+Both models are trained as the Bahdanau page trains its model: the first 600 pairs of the project's
+corpus (d2l.load_data_nmt(64, 10)), embeddings of 32, 32 hidden units, 2 GRU layers, dropout 0.1,
+Adam with learning rate 0.005, 250 epochs. "plain" is d2l.Seq2SeqEncoder with d2l.Seq2SeqDecoder (one
+context, the encoder's final state, at every step), "attention" the same encoder with
+d2l.Seq2SeqAttentionDecoder. Each run is a fresh process with the environment of the book's kernel
+(benchmarks/seq2seq_run.py), seeded with d2l.set_seed(seed) before the model is built, as on the page.
+
+Each trained model translates every English sentence of the 600 training pairs and of the held-out
+file (d2l.translate_corpus); the sentences are grouped by their length in words (punctuation not
+counted) into the buckets of BUCKETS, and each group is scored: mean per-sentence BLEU (k = 2, the
+page's measure), the share translated exactly, corpus BLEU and chrF (d2l.corpus_scores). The file it
+writes holds each run's figures (with its time, final loss and load average) and, per model, split,
+bucket and measure, the mean, standard deviation, minimum and maximum over the seeds; it is written
+again after every seed, so a run stopped early leaves the seeds it finished.
+
+    .venv/bin/python benchmarks/bottleneck.py                          # seeds 1 2 3, PyTorch
+    nice .venv/bin/python benchmarks/bottleneck.py --seeds 1 2 3 4 5
+    .venv/bin/python benchmarks/bottleneck.py --epochs 5 --seeds 1 --out /tmp/try.json
+
+The book draws the committed file (data/measurements/bottleneck.json) with d2l.show_bottleneck.
+"""
+
+import argparse
+import datetime
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from seq2seq_run import ROOT, run_worker
+
+from d2lcore import FRAMEWORKS, MODULE_OF, records
+from d2lcore.measurements import BUCKETS, MEASURES, MODELS, SPLITS, bucket_of, summarise
+from d2lcore.threads import cpu_threads
+
+OUT = ROOT / "data" / "measurements" / "bottleneck.json"
+SETTINGS = {
+    "num_examples": 600,
+    "batch_size": 64,
+    "num_steps": 10,
+    "embed_size": 32,
+    "num_hiddens": 32,
+    "num_layers": 2,
+    "dropout": 0.1,
+    "lr": 0.005,
+}
+
+
+def _plain_decoder(d2l):
+    """d2l.Seq2SeqDecoder; until d2lcore has it, the same design for PyTorch here: the encoder's
+    final state of the last layer is the context at every step, joined to the embedding."""
+    if hasattr(d2l, "Seq2SeqDecoder"):
+        return d2l.Seq2SeqDecoder
+    import torch
+    from torch import nn
+
+    class Seq2SeqDecoder(d2l.Decoder):
+        def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, embed_size)
+            self.rnn = nn.GRU(
+                embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+            )
+            self.dense = nn.Linear(num_hiddens, vocab_size)
+
+        def init_state(self, enc_outputs, *args):
+            outputs, hidden = enc_outputs
+            return outputs[:, -1], hidden  # the context: the last layer's final state
+
+        def forward(self, X, state):
+            context, hidden = state
+            embs = self.embedding(X)
+            context_steps = context.unsqueeze(1).expand(-1, X.shape[1], -1)
+            outputs, hidden = self.rnn(torch.cat((embs, context_steps), dim=-1), hidden)
+            return self.dense(outputs), (context, hidden)
+
+    return Seq2SeqDecoder
+
+
+def _translate_corpus(d2l, translate, text, num_examples=None):
+    """d2l.translate_corpus; until d2lcore has it, the Bahdanau page's loop: one entry per distinct
+    English sentence, scored against the best of its references."""
+    if hasattr(d2l, "translate_corpus"):
+        return d2l.translate_corpus(translate, text, num_examples)
+    from types import SimpleNamespace
+
+    references = {}
+    for src, tgt in zip(*d2l.tokenize_nmt(d2l.preprocess_nmt(text), num_examples)):
+        references.setdefault(" ".join(src), []).append(" ".join(tgt))
+    results = []
+    for source, refs in references.items():
+        output = translate(source)
+        score, ref = max((d2l.bleu(output, r, k=2), r) for r in refs)
+        results.append(SimpleNamespace(source=source, output=output, bleu=score, references=refs))
+    return results
+
+
+def train_and_translate(framework, model, seed, epochs):
+    """One run in this process: train ``model`` ("plain" or "attention") and translate both splits.
+    Returns the run's figures and, per split, the list of (source, output, bleu, references)."""
+    d2l = importlib.import_module(MODULE_OF[framework])
+    s = SETTINGS
+    d2l.set_seed(seed)
+    device = d2l.try_gpu()
+    train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(s["batch_size"], s["num_steps"])
+    Decoder = d2l.Seq2SeqAttentionDecoder if model == "attention" else _plain_decoder(d2l)
+    sizes = (s["embed_size"], s["num_hiddens"], s["num_layers"], s["dropout"])
+    net = d2l.EncoderDecoder(
+        d2l.Seq2SeqEncoder(len(src_vocab), *sizes), Decoder(len(tgt_vocab), *sizes)
+    )
+    load_before = records.load_average()
+    start = time.perf_counter()
+    with records.collect() as shown:
+        losses = d2l.train_seq2seq(net, train_iter, s["lr"], epochs, tgt_vocab, device)
+    seconds = time.perf_counter() - start
+
+    def translate(sentence):
+        return d2l.predict_seq2seq(net, sentence, src_vocab, tgt_vocab, s["num_steps"], device)[0]
+
+    corpora = {
+        "training": (d2l.read_data_nmt(), s["num_examples"]),
+        "held_out": (d2l.read_data_nmt("heldout"), None),
+    }
+    translations = {}
+    for split, (text, num_examples) in corpora.items():
+        translations[split] = [
+            (t.source, t.output, t.bleu, list(t.references))
+            for t in _translate_corpus(d2l, translate, text, num_examples)
+        ]
+    training = next(r for r in reversed(shown) if r.name == "training")
+    return {
+        "model": model,
+        "seed": seed,
+        "epochs": epochs,
+        "device": training["device"],
+        "train_seconds": round(seconds, 1),
+        "evaluate_seconds": round(time.perf_counter() - start - seconds, 1),
+        "loss_per_token": losses[-1],
+        "load_average": [load_before, records.load_average()],
+        "translations": translations,
+    }
+
+
+def scores(translations):
+    """{bucket: {measure: value, "sentences": n}} of one split's translations, "all" included."""
+    from d2lcore.metrics import corpus_scores
+
+    groups = {"all": translations}
+    for key in BUCKETS:
+        groups[key] = [t for t in translations if bucket_of(t[0]) == key]
+    result = {}
+    for key, group in groups.items():
+        if not group:
+            continue
+        corpus = corpus_scores([t[1] for t in group], [t[3] for t in group])
+        result[key] = {
+            "sentences": len(group),
+            "bleu": statistics.fmean(t[2] for t in group),
+            "exact": statistics.fmean(t[2] == 1 for t in group),
+            "corpus_bleu": corpus["bleu"],
+            "chrf": corpus["chrf"],
+        }
+    return result
+
+
+def write(out, args, runs, started):
+    """The measurement file: settings, machine, every run's figures and the summary over seeds."""
+    first = runs[0]
+    data = {
+        "what": (
+            "Translation quality by English source length (words), without attention (plain) and "
+            "with Bahdanau attention, over seeds; written by benchmarks/bottleneck.py"
+        ),
+        "command": "benchmarks/bottleneck.py " + " ".join(sys.argv[1:]),
+        "date": started.strftime("%Y-%m-%d"),
+        "framework": args.framework,
+        "device": first["device"],
+        "machine": {
+            "cores": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "threads_per_operation": cpu_threads(),
+        },
+        "epochs": args.epochs,
+        "seeds": sorted({r["seed"] for r in runs}),
+        "settings": SETTINGS,
+        "buckets": BUCKETS,
+        "measures": MEASURES,
+        "runs": runs,
+    }
+    data["summary"] = summarise(data)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--framework", choices=FRAMEWORKS, default="pytorch")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--epochs", type=int, default=250)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)  # the worker's
+    parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:  # the child process: one run, its result as JSON on the last line
+        result = train_and_translate(args.framework, args.model, args.seed, args.epochs)
+        print(json.dumps(result))
+        return
+    started = datetime.datetime.now(datetime.UTC)
+    clock = time.perf_counter()
+    runs = []
+    for seed in args.seeds:
+        for model in MODELS:
+            arguments = [
+                "--worker",
+                f"--model={model}",
+                f"--seed={seed}",
+                f"--epochs={args.epochs}",
+            ]
+            result = run_worker(__file__, args.framework, arguments)
+            if result is None:
+                raise SystemExit(f"the run of {model}, seed {seed}, failed")
+            translations = result.pop("translations")
+            result["scores"] = {split: scores(translations[split]) for split in SPLITS}
+            runs.append(result)
+            held_out = result["scores"]["held_out"]["all"]
+            print(
+                f"seed {seed}, {model:>9}: loss per token {result['loss_per_token']:.3f}, "
+                f"{result['train_seconds']:.0f} s (load {result['load_average']}); held-out mean "
+                f"BLEU {held_out['bleu']:.3f}, corpus BLEU {held_out['corpus_bleu']:.1f}, "
+                f"chrF {held_out['chrf']:.1f}",
+                flush=True,
+            )
+        write(args.out, args, runs, started)
+    print(f"{args.out}: {len(runs)} runs in {time.perf_counter() - clock:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
