@@ -53,37 +53,6 @@ SETTINGS = {
 }
 
 
-def _plain_decoder(d2l):
-    """d2l.Seq2SeqDecoder; until d2lcore has it, the same design for PyTorch here: the encoder's
-    final state of the last layer is the context at every step, joined to the embedding."""
-    if hasattr(d2l, "Seq2SeqDecoder"):
-        return d2l.Seq2SeqDecoder
-    import torch
-    from torch import nn
-
-    class Seq2SeqDecoder(d2l.Decoder):
-        def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
-            super().__init__()
-            self.embedding = nn.Embedding(vocab_size, embed_size)
-            self.rnn = nn.GRU(
-                embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
-            )
-            self.dense = nn.Linear(num_hiddens, vocab_size)
-
-        def init_state(self, enc_outputs, *args):
-            outputs, hidden = enc_outputs
-            return outputs[:, -1], hidden  # the context: the last layer's final state
-
-        def forward(self, X, state):
-            context, hidden = state
-            embs = self.embedding(X)
-            context_steps = context.unsqueeze(1).expand(-1, X.shape[1], -1)
-            outputs, hidden = self.rnn(torch.cat((embs, context_steps), dim=-1), hidden)
-            return self.dense(outputs), (context, hidden)
-
-    return Seq2SeqDecoder
-
-
 def _translate_corpus(d2l, translate, text, num_examples=None):
     """d2l.translate_corpus; until d2lcore has it, the Bahdanau page's loop: one entry per distinct
     English sentence, scored against the best of its references."""
@@ -110,7 +79,7 @@ def train_and_translate(framework, model, seed, epochs):
     d2l.set_seed(seed)
     device = d2l.try_gpu()
     train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(s["batch_size"], s["num_steps"])
-    Decoder = d2l.Seq2SeqAttentionDecoder if model == "attention" else _plain_decoder(d2l)
+    Decoder = d2l.Seq2SeqAttentionDecoder if model == "attention" else d2l.Seq2SeqDecoder
     sizes = (s["embed_size"], s["num_hiddens"], s["num_layers"], s["dropout"])
     net = d2l.EncoderDecoder(
         d2l.Seq2SeqEncoder(len(src_vocab), *sizes), Decoder(len(tgt_vocab), *sizes)
