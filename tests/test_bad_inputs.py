@@ -1361,6 +1361,7 @@ def test_every_public_callable_is_driven():
         "download": "tests/test_datasets.py",
         "download_extract": "tests/test_datasets.py",
         "read_data_nmt": "tests/test_datasets.py",
+        "Translation": "a named tuple of results that translate_corpus makes (tests/test_evaluation.py)",
     }
     missing = [
         name
