@@ -53,24 +53,6 @@ SETTINGS = {
 }
 
 
-def _translate_corpus(d2l, translate, text, num_examples=None):
-    """d2l.translate_corpus; until d2lcore has it, the Bahdanau page's loop: one entry per distinct
-    English sentence, scored against the best of its references."""
-    if hasattr(d2l, "translate_corpus"):
-        return d2l.translate_corpus(translate, text, num_examples)
-    from types import SimpleNamespace
-
-    references = {}
-    for src, tgt in zip(*d2l.tokenize_nmt(d2l.preprocess_nmt(text), num_examples)):
-        references.setdefault(" ".join(src), []).append(" ".join(tgt))
-    results = []
-    for source, refs in references.items():
-        output = translate(source)
-        score, ref = max((d2l.bleu(output, r, k=2), r) for r in refs)
-        results.append(SimpleNamespace(source=source, output=output, bleu=score, references=refs))
-    return results
-
-
 def train_and_translate(framework, model, seed, epochs):
     """One run in this process: train ``model`` ("plain" or "attention") and translate both splits.
     Returns the run's figures and, per split, the list of (source, output, bleu, references)."""
@@ -101,7 +83,7 @@ def train_and_translate(framework, model, seed, epochs):
     for split, (text, num_examples) in corpora.items():
         translations[split] = [
             (t.source, t.output, t.bleu, list(t.references))
-            for t in _translate_corpus(d2l, translate, text, num_examples)
+            for t in d2l.translate_corpus(translate, text, num_examples)
         ]
     training = next(r for r in reversed(shown) if r.name == "training")
     return {
