@@ -120,3 +120,19 @@ def test_a_bad_path_is_named(tmp_path):
         measurements.read_measurement("bottleneck", 3)
     with pytest.raises(FileNotFoundError, match="path must be"):
         measurements.read_measurement("bottleneck", tmp_path / "none.json")
+
+
+def test_what_the_page_says_holds(data):
+    """The page's reading of the figures: attention ahead on the held-out sentences in every measure; in
+    mean BLEU its gain grows with the source length on the training sentences, and on the held-out ones
+    is negative for two words and positive for three or four; chrF's held-out gains are both positive."""
+    gain = data["summary"]["gain"]
+    training, held_out = gain["training"], gain["held_out"]
+
+    def mean(entry, measure="bleu"):
+        return entry[measure]["mean"]
+
+    assert all(mean(held_out["all"], m) > 0 for m in ("bleu", "chrf", "corpus_bleu"))
+    assert mean(training["words_1"]) < mean(training["words_2"]) < mean(training["words_3_4"])
+    assert mean(held_out["words_2"]) < 0 < mean(held_out["words_3_4"])
+    assert mean(held_out["words_2"], "chrf") > 0 and mean(held_out["words_3_4"], "chrf") > 0
