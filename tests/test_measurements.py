@@ -124,8 +124,8 @@ def test_a_bad_path_is_named(tmp_path):
 
 def test_what_the_page_says_holds(data):
     """The page's reading of the figures: attention ahead on the held-out sentences in every measure; in
-    mean BLEU its gain grows with the source length on the training sentences, and on the held-out ones
-    is negative for two words and positive for three or four; chrF's held-out gains are both positive."""
+    mean BLEU its gain grows with the source length (more for three or four words than for two on the
+    held-out sentences too), by less than it moves between seeds; chrF's held-out gains are both positive."""
     gain = data["summary"]["gain"]
     training, held_out = gain["training"], gain["held_out"]
 
@@ -134,5 +134,8 @@ def test_what_the_page_says_holds(data):
 
     assert all(mean(held_out["all"], m) > 0 for m in ("bleu", "chrf", "corpus_bleu"))
     assert mean(training["words_1"]) < mean(training["words_2"]) < mean(training["words_3_4"])
-    assert mean(held_out["words_2"]) < 0 < mean(held_out["words_3_4"])
+    assert mean(held_out["words_2"]) < mean(held_out["words_3_4"])
+    # the seeds' spread of the longest group's gain exceeds the difference between the groups
+    spread = training["words_3_4"]["bleu"]["max"] - training["words_3_4"]["bleu"]["min"]
+    assert spread > mean(training["words_3_4"]) - mean(training["words_2"])
     assert mean(held_out["words_2"], "chrf") > 0 and mean(held_out["words_3_4"], "chrf") > 0
