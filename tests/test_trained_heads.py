@@ -90,12 +90,17 @@ def _train(framework, d2l, X, Y):
         d2l.load_weights(net, d2l.xavier_uniform_weights(d2l.export_weights(net)))
         optimizer = keras.optimizers.Adam(LR)
         loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        for _ in range(NUM_UPDATES):
+
+        @tf.function
+        def train_step():
             with tf.GradientTape() as tape:
                 logits = tf.reshape(net(X, X, X, training=True), (-1, NUM_SYMBOLS))
                 loss = loss_fn(tf.reshape(Y, (-1,)), logits)
             grads = tape.gradient(loss, net.trainable_variables)
             optimizer.apply_gradients(zip(grads, net.trainable_variables))
+
+        for _ in range(NUM_UPDATES):
+            train_step()
     return net
 
 
