@@ -5,6 +5,7 @@ import re
 import numpy
 
 from d2lcore.boundary import NEUTRAL
+from d2lcore.convert import to_numpy
 
 _DIM = re.compile(r"^(\d+|[A-Za-z_]\w*)$")
 
@@ -630,6 +631,26 @@ def _reversal_arrays(
         raise ValueError(
             f"num_steps must be at least max_len + 1 = {max_len + 1}, so that every row keeps "
             f"its <eos>; got num_steps={num_steps}"
+        )
+
+
+@NEUTRAL.call("neighbour_arrays")
+def _neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
+    check_int("num_examples", num_examples, minimum=1)
+    check_int(
+        "num_steps", num_steps, minimum=3
+    )  # two neighbours other than the position itself
+    check_int("num_symbols", num_symbols, minimum=1)
+    check_int("seed", seed, minimum=0)
+
+
+@NEUTRAL.call("show_neighbour_heads")
+def _show_neighbour_heads(weights):
+    shape = numpy.shape(to_numpy(weights))
+    if len(shape) != 4 or shape[2] != shape[3] or 0 in shape:
+        raise ValueError(
+            "weights must have shape (batch, num_heads, n, n), self-attention over n positions, "
+            f"none of them 0; got {shape}"
         )
 
 

@@ -36,7 +36,12 @@ from d2lcore.plotting import (
     use_svg_display,
 )
 from d2lcore.records import show_record, show_training
-from d2lcore.synthetic import reversal_arrays, reversal_pairs
+from d2lcore.synthetic import (
+    neighbour_arrays,
+    reversal_arrays,
+    reversal_pairs,
+    show_neighbour_heads,
+)
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -86,8 +91,10 @@ __all__ = [
     "plt",
     "preprocess_nmt",
     "read_data_nmt",
+    "neighbour_arrays",
     "reversal_arrays",
     "reversal_pairs",
+    "show_neighbour_heads",
     "set_axes",
     "show_record",
     "show_training",

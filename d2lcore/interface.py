@@ -461,6 +461,18 @@ def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8
     the symbols). ``num_steps`` must be at least ``max_len + 1``."""
 
 
+def neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
+    """*neutral.* ``num_examples`` random strings of ``num_steps`` symbols as (X (n, num_steps, num_symbols +
+    num_steps) float32: each position's one-hot symbol, then its one-hot position; Y (n, num_steps, 2) int32:
+    the symbols at positions i - 1 and i + 1, around the circle), NumPy; the same for the same arguments."""
+
+
+def show_neighbour_heads(weights):
+    """*neutral.* Show the record "heads" of self-attention weights (batch, num_heads, n, n) on the task of
+    ``neighbour_arrays``: each head's share of queries whose largest weight falls on i - 1 and on i + 1; fields
+    ``left``, ``right`` (the best head's share for each), ``left_head``, ``right_head``, ``queries``."""
+
+
 def download(name, cache_dir=None):
     """*neutral.* Download a registered data file to ``cache_dir`` (default: ``~/.cache/d2lcore``, or
     ``$D2L_DATA_DIR/downloads``) unless a copy with the right checksum is there; verified, written atomically.

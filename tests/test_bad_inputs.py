@@ -1013,6 +1013,29 @@ def _(framework, d2l, data):
     return lambda: d2l.reversal_arrays(4, steps, max_len=8)
 
 
+_NEIGHBOURS = dict(num_examples=4, num_steps=8, num_symbols=8, seed=0)
+for _argument, _strategy in (
+    ("num_examples", bad_size),
+    ("num_steps", st.one_of(bad_size, st.integers(1, 2))),  # a position needs two other neighbours
+    ("num_symbols", bad_size),
+    ("seed", st.one_of(st.integers(-9, -1), st.sampled_from([1.5, "0", None, True]))),
+):
+
+    @case(f"neutral: neighbour_arrays {_argument}", _argument)
+    def _(framework, d2l, data, argument=_argument, strategy=_strategy):
+        kwargs = {**_NEIGHBOURS, argument: data.draw(strategy)}
+        return lambda: d2l.neighbour_arrays(**kwargs)
+
+
+@case("neutral: show_neighbour_heads", "weights")
+def _(framework, d2l, data):
+    # not (batch, heads, n, n): another rank, queries and keys of different numbers, or nothing in it
+    shape = data.draw(
+        st.sampled_from([(2, 8, 8), (1, 2, 8, 7), (0, 2, 8, 8), (1, 0, 8, 8), (2, 2, 2, 8, 8)])
+    )
+    return lambda: d2l.show_neighbour_heads(np.ones(shape, np.float32))  # any framework's, or NumPy
+
+
 @case("neutral: preprocess_nmt", "text")
 def _(framework, d2l, data):
     text = data.draw(st.one_of(st.none(), st.integers(), st.binary(max_size=3)))
