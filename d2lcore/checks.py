@@ -675,6 +675,33 @@ def _bleu(pred_seq, label_seq, k):
     check_int("k", k, minimum=1)
 
 
+@NEUTRAL.call("translate_corpus")
+def _translate_corpus(translate, text, num_examples=None):
+    _check_translate(translate)
+    _check_str("text", text, "a str, a corpus as read_data_nmt returns it")
+    if num_examples is not None:
+        check_int("num_examples", num_examples, minimum=1)
+
+
+@NEUTRAL.call("evaluate_translations")
+def _evaluate_translations(translate, tgt_vocab, name="bleu"):
+    _check_translate(translate)
+    check_vocab("tgt_vocab", tgt_vocab, ("<unk>",))
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"name must be a str that can start a record's name, such as 'bleu'; got {name!r:.60}"
+        )
+
+
+def _check_translate(translate):
+    if not callable(translate):
+        raise TypeError(
+            "translate must be a callable from an English sentence (a str) to its French "
+            "translation (a str), e.g. lambda s: d2l.predict_seq2seq(net, s, ...)[0]; "
+            f"got {type(translate).__name__} {translate!r:.60}"
+        )
+
+
 @NEUTRAL.call("corpus_scores")
 def _corpus_scores(predictions, references):
     for name, seq in (("predictions", predictions), ("references", references)):

@@ -23,6 +23,7 @@ from d2lcore.checks import (
 )
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
+from d2lcore.evaluation import Translation, evaluate_translations, translate_corpus
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
@@ -69,9 +70,12 @@ __all__ = [
     "valid_lens_spec",
     "Animator",
     "Timer",
+    "Translation",
     "Vocab",
     "bleu",
     "corpus_scores",
+    "evaluate_translations",
+    "translate_corpus",
     "build_array_nmt",
     "check_int",
     "check_shapes",

@@ -489,6 +489,22 @@ def corpus_scores(predictions, references):
     (the book's text is tokenized); chrF uses sacreBLEU's defaults (character 6-grams, beta 2)."""
 
 
+class Translation:
+    """*neutral.* One translated sentence, a named tuple: ``source``, ``output``, ``bleu`` (per-sentence BLEU,
+    k = 2, against the best reference), ``reference`` (that one) and ``references`` (all the corpus gives)."""
+
+
+def translate_corpus(translate, text, num_examples=None):
+    """*neutral.* Translate every distinct English sentence of a corpus (its first ``num_examples`` pairs) with
+    ``translate`` (str -> str) and score it against the best of its references: a list of ``Translation``."""
+
+
+def evaluate_translations(translate, tgt_vocab, name="bleu"):
+    """*neutral.* Translate the first 600 training pairs and the held-out sentences with ``translate`` and show
+    the records ``<name>_training`` and ``<name>_held_out`` (sentences, bleu, exact, unknown, corpus_bleu,
+    chrf); returns the two lists of ``Translation``, best first."""
+
+
 # --- per framework: data iterators (section 4) -----------------------------------------------------------------
 
 

@@ -1015,6 +1015,30 @@ def _(framework, d2l, data):
     return lambda: d2l.corpus_scores(predictions, [["va !"]])
 
 
+@case("neutral: translate_corpus", "translate")
+def _(framework, d2l, data):
+    translate = data.draw(st.sampled_from([None, "va !", lambda s: ("va !", None), lambda s: None]))
+    return lambda: d2l.translate_corpus(translate, "go .\tva !\n")
+
+
+@case("neutral: translate_corpus num_examples", "num_examples")
+def _(framework, d2l, data):
+    num_examples = data.draw(st.sampled_from([0, -1, 1.5, "2"]))
+    return lambda: d2l.translate_corpus(lambda s: s, "go .\tva !\n", num_examples)
+
+
+@case("neutral: evaluate_translations", "tgt_vocab")
+def _(framework, d2l, data):
+    tgt_vocab = data.draw(st.sampled_from([None, ["va", "!"], {"va": 1}]))
+    return lambda: d2l.evaluate_translations(lambda s: s, tgt_vocab)
+
+
+@case("neutral: evaluate_translations name", "name")
+def _(framework, d2l, data):
+    name = data.draw(st.sampled_from(["", "bleu-held", "1st", None, 3]))
+    return lambda: d2l.evaluate_translations(lambda s: s, d2l.Vocab(["va"]), name)
+
+
 @case("neutral: tokenize_nmt", "num_examples")
 def _(framework, d2l, data):
     n = data.draw(st.integers(3, 9))
@@ -1391,6 +1415,7 @@ def test_every_public_callable_is_driven():
         "download": "tests/test_datasets.py",
         "download_extract": "tests/test_datasets.py",
         "read_data_nmt": "tests/test_datasets.py",
+        "Translation": "a named tuple of results that translate_corpus makes (tests/test_evaluation.py)",
     }
     missing = [
         name

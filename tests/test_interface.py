@@ -111,6 +111,7 @@ def test_neutral_names_are_one_object():
     modules = [importlib.import_module(MODULE_OF[fw]) for fw in FRAMEWORKS]
     neutral = """show_heatmaps plot Animator Timer check_int check_shapes to_numpy plt read_data_nmt
     preprocess_nmt tokenize_nmt Vocab truncate_pad build_array_nmt download download_extract bleu corpus_scores
+    Translation translate_corpus evaluate_translations
     xavier_uniform_weights last_query check_heads valid_lens_spec check_lengths check_positions
     LAYER_NORM_EPS show_record show_training"""
     for name in neutral.split():
