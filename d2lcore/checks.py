@@ -389,6 +389,30 @@ def check_decoder_call(X, state, vocab_size, check_token_ids, to_lengths):
     return enc_outputs, hidden, enc_valid_lens
 
 
+def check_context_state(X, state, num_layers, num_hiddens):
+    """For the decoder without attention (Seq2SeqDecoder): X (batch, steps >= 1), and
+    ``state`` (context (batch, num_hiddens), hidden (num_layers, batch, num_hiddens)), as
+    its ``init_state`` gives; returns the state as a tuple. The framework checks the token
+    indices and the dtypes."""
+    context, hidden = check_tuple("state", state, ("context", "hidden"))
+    dims = check_shapes(
+        X=(X, "batch steps"),
+        context=(context, f"batch {num_hiddens}"),
+        hidden=(hidden, f"{num_layers} batch {num_hiddens}"),
+    )
+    check_steps("X", dims.get("steps"))
+    return context, hidden
+
+
+def check_attention_to_save(net, save_attention_weights):
+    """For predict_seq2seq: saving the attention weights needs a decoder that has them."""
+    if save_attention_weights and not hasattr(type(net.decoder), "attention_weights"):
+        raise ValueError(
+            "save_attention_weights=True needs a decoder with attention weights (an "
+            f"AttentionDecoder); got {type(net.decoder).__name__}, which has none"
+        )
+
+
 def decoder_checks(check_token_ids, to_lengths):
     """The RNN attention decoder's checks for one framework, bound to its hooks
     (``check_token_ids``; ``to_lengths``, lengths as NumPy or None where unknown): returns
@@ -458,6 +482,7 @@ def _positional_encoding_init(num_hiddens, dropout, max_len=1000):
 
 
 @NEUTRAL.init("Seq2SeqEncoder")
+@NEUTRAL.init("Seq2SeqDecoder")
 @NEUTRAL.init("Seq2SeqAttentionDecoder")
 def _seq2seq_init(vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
     check_sizes(vocab_size=vocab_size, embed_size=embed_size)

@@ -490,7 +490,7 @@ def download_extract(name, cache_dir=None):
 
 
 def bleu(pred_seq, label_seq, k):
-    """*neutral.* Per-sentence BLEU (the reference book's variant, not corpus BLEU) of a space-separated
+    """*neutral.* Per-sentence BLEU (D2L's variant, not corpus BLEU) of a space-separated
     prediction against one label, n-grams up to k weighted 1/2**n (fewer when the prediction is shorter; 0 for
     an empty prediction)."""
 
@@ -583,6 +583,20 @@ class Seq2SeqEncoder(Encoder):
     def forward(self, X, *args): ...
 
 
+class Seq2SeqDecoder(Decoder):
+    """The decoder without attention: an embedding, a ``num_layers``-layer GRU that starts from the encoder's
+    final state and reads, at every step, one fixed context (the final state of the encoder's last layer) beside
+    the embedded token, and a dense layer to vocab_size. State: (context (batch, num_hiddens), hidden
+    (num_layers, batch, num_hiddens)); ``init_state`` does not use the source lengths."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0): ...
+
+    def init_state(self, enc_outputs, enc_valid_lens=None): ...
+
+    def forward(self, X, state):
+        """X (batch, steps) -> (logits (batch, steps, vocab_size), new state)."""
+
+
 class Seq2SeqAttentionDecoder(AttentionDecoder):
     """Bahdanau's decoder: at each step, additive attention with the last layer's previous state as query over
     the encoder outputs gives a context, fed to the GRU with the embedded token. State: (enc_outputs (batch,
@@ -636,7 +650,8 @@ def predict_seq2seq(
     device,
     save_attention_weights=False,
 ):
-    """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
+    """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or []).
+    ``save_attention_weights=True`` needs a decoder with attention weights (ValueError otherwise)."""
 
 
 # --- per framework: section 8, the Transformer -----------------------------------------------------------------

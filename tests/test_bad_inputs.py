@@ -519,6 +519,48 @@ def _(framework, d2l, data):  # a state made by hand, with lengths that init_sta
     return lambda: decoder(X, (outputs[0], outputs[1], lens))
 
 
+def plain_decoded(framework):
+    """A decoder without attention, with its state for a batch of two."""
+    d2l = d2l_of(framework)
+    encoder, _ = seq2seq(framework)
+    decoder = ready(framework, d2l.Seq2SeqDecoder(6, 4, 8, 2))
+    X = ids(framework, np.ones((2, 3)))
+    outputs = encoder(X)
+    return decoder, X, outputs, decoder.init_state(outputs)
+
+
+@case("Seq2SeqDecoder: num_hiddens", "num_hiddens")
+def _(framework, d2l, data):
+    return lambda: d2l.Seq2SeqDecoder(6, 4, data.draw(bad_size), 2)
+
+
+@case("Seq2SeqDecoder: enc_outputs", "enc_outputs")
+def _(framework, d2l, data):
+    decoder, X, outputs, _ = plain_decoded(framework)
+    return lambda: decoder.init_state(outputs[0])
+
+
+@case("Seq2SeqDecoder: state", "state")
+def _(framework, d2l, data):  # the attention decoder's state, a triple
+    decoder, X, outputs, _ = plain_decoded(framework)
+    return lambda: decoder(X, (outputs[0], outputs[1], None))
+
+
+@case("Seq2SeqDecoder: hidden", "hidden")
+def _(framework, d2l, data):  # a state of another width or depth than the decoder's GRU
+    decoder, X, outputs, (context, hidden) = plain_decoded(framework)
+    layers, width = data.draw(st.sampled_from([(1, 8), (3, 8), (2, 4)]))
+    bad = T(framework, np.zeros((layers, 2, width), np.float32))
+    return lambda: decoder(X, (context, bad))
+
+
+@case("Seq2SeqDecoder: ids", "X")
+def _(framework, d2l, data):
+    decoder, X, outputs, state = plain_decoded(framework)
+    bad = bad_ids(framework, data, 6, (2, 2))
+    return lambda: decoder(bad, state)
+
+
 def sequences(framework, data):
     batch, steps = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 4))
     return batch, T(framework, np.ones((batch, steps, 2), np.float32))
@@ -772,6 +814,18 @@ def _(framework, d2l, data):  # without <bos> the decoder's first input would be
 def _(framework, d2l, data):
     net, data_iter, vocab = toy(framework, vocab_tokens=("<pad>", "<eos>"))
     return lambda: d2l.predict_seq2seq(net, "a b", vocab, vocab, 3, d2l.cpu())
+
+
+@case("predict_seq2seq: attention of a decoder without it", "save_attention_weights")
+def _(framework, d2l, data):  # Seq2SeqDecoder has no attention weights to save
+    _, _, vocab = toy(framework)
+    size = len(vocab)
+    net = d2l.EncoderDecoder(d2l.Seq2SeqEncoder(size, 4, 8, 1), d2l.Seq2SeqDecoder(size, 4, 8, 1))
+    if framework == "mxnet":
+        net.initialize()
+    return lambda: d2l.predict_seq2seq(
+        net, "a b", vocab, vocab, 3, d2l.cpu(), save_attention_weights=True
+    )
 
 
 @case("train_seq2seq: empty", "data_iter")

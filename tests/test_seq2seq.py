@@ -28,11 +28,21 @@ def indices(framework, array):
     return make_tensor(framework, np.asarray(array).astype(INDEX_DTYPE[framework]))
 
 
-def new_net(framework, src_vocab=12, tgt_vocab=11, dropout=0.0, embed=8, hiddens=16, layers=2):
+def new_net(
+    framework,
+    src_vocab=12,
+    tgt_vocab=11,
+    dropout=0.0,
+    embed=8,
+    hiddens=16,
+    layers=2,
+    attention=True,
+):
     d2l = module(framework)
+    decoder = d2l.Seq2SeqAttentionDecoder if attention else d2l.Seq2SeqDecoder
     net = d2l.EncoderDecoder(
         d2l.Seq2SeqEncoder(src_vocab, embed, hiddens, layers, dropout),
-        d2l.Seq2SeqAttentionDecoder(tgt_vocab, embed, hiddens, layers, dropout),
+        decoder(tgt_vocab, embed, hiddens, layers, dropout),
     )
     if framework == "mxnet":
         net.initialize()
@@ -70,6 +80,42 @@ def test_shapes_of_the_syllabus_example(d2l, framework):
     weights = to_numpy(decoder.attention_weights)
     assert weights.shape == (4, 7, 7)  # (batch, decoder steps, source steps)
     np.testing.assert_allclose(weights.sum(axis=-1), 1, rtol=1e-6)
+
+
+def test_plain_decoder_shapes_and_steps(d2l, framework):
+    """The decoder without attention: its state is (context, hidden), the context is the encoder's last layer's
+    final state and stays fixed; decoding step by step (as predict_seq2seq does) gives the logits of decoding all
+    steps at once (as training does)."""
+    net = new_net(framework, src_vocab=10, tgt_vocab=9, attention=False)
+    rng = np.random.default_rng(3)
+    X, dec_X = (
+        indices(framework, rng.integers(0, 10, (4, 7))),
+        indices(framework, rng.integers(0, 9, (4, 5))),
+    )
+    enc_outputs = evaluate(framework, net.encoder, X)
+    context, hidden = net.decoder.init_state(enc_outputs, None)
+    np.testing.assert_array_equal(to_numpy(context), to_numpy(enc_outputs[1])[-1])
+    np.testing.assert_array_equal(to_numpy(context), to_numpy(enc_outputs[0])[:, -1])
+    logits, (context_after, hidden_after) = evaluate(
+        framework, net.decoder, dec_X, (context, hidden)
+    )
+    assert tuple(logits.shape) == (4, 5, 9)
+    assert tuple(hidden_after.shape) == (2, 4, 16)
+    np.testing.assert_array_equal(to_numpy(context_after), to_numpy(context))
+    state, steps = (context, hidden), []
+    for t in range(5):
+        step, state = evaluate(
+            framework, net.decoder, indices(framework, to_numpy(dec_X)[:, t : t + 1]), state
+        )
+        steps.append(to_numpy(step))
+    np.testing.assert_allclose(
+        np.concatenate(steps, axis=1), to_numpy(logits), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(to_numpy(state[1]), to_numpy(hidden_after), rtol=1e-5, atol=1e-6)
+    vocab = d2l.Vocab(["a", "b"] * 2, min_freq=2, reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    net = new_net(framework, len(vocab), len(vocab), attention=False)
+    translation, attention = d2l.predict_seq2seq(net, "a b", vocab, vocab, 4, d2l.cpu())
+    assert isinstance(translation, str) and len(translation.split()) <= 4 and attention == []
 
 
 def test_masked_softmax_ce_loss_of_the_syllabus_demo(d2l, framework, tensor):
@@ -161,6 +207,37 @@ def train(framework, num_epochs, lr=0.02, dropout=0.0, seed=0):
     with contextlib.redirect_stdout(output):
         losses = d2l.train_seq2seq(net, data_iter, lr, num_epochs, vocab, d2l.cpu())
     return net, vocab, losses, output.getvalue()
+
+
+def test_the_plain_decoder_is_the_same_function_in_every_framework():
+    """The encoder–decoder without attention, with PyTorch's weights loaded everywhere: the same logits and the
+    same final state in every framework, in evaluation mode (dropout 0.5 must be off)."""
+    rng = np.random.default_rng(1)
+    X, dec_X, valid_len = (
+        rng.integers(0, 12, (3, 6)),
+        rng.integers(0, 11, (3, 5)),
+        np.array([6, 3, 1]),
+    )
+    results, weights = {}, None
+    for framework in ("pytorch", "mxnet", "tensorflow"):
+        d2l = module(framework)
+        net = new_net(framework, dropout=0.5, attention=False)
+        args = (indices(framework, X), indices(framework, dec_X), indices(framework, valid_len))
+        evaluate(framework, net, *args)  # creates the weights whose sizes are inferred
+        if weights is None:
+            weights = d2l.export_weights(net)
+            assert weights["decoder.rnn.weight_ih_l0"].shape == (
+                3 * 16,
+                16 + 8,
+            )  # [context, embedding]
+            assert weights["decoder.dense.weight"].shape == (11, 16)
+        d2l.load_weights(net, weights)
+        assert sorted(d2l.export_weights(net)) == sorted(weights)
+        Y, (context, hidden) = evaluate(framework, net, *args)
+        results[framework] = (to_numpy(Y), to_numpy(context), to_numpy(hidden))
+    for framework in ("mxnet", "tensorflow"):
+        for got, expected in zip(results[framework], results["pytorch"]):
+            np.testing.assert_allclose(got, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_same_seed_same_run_in_one_process(framework):

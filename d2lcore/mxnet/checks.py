@@ -14,7 +14,9 @@ from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
+    check_attention_to_save,
     check_built_widths,
+    check_context_state,
     check_dropout,
     check_epoch_tokens,
     check_heads,
@@ -334,6 +336,20 @@ def _seq2seq_decoder_init_state(decoder, enc_outputs, enc_valid_lens):
     check_decoder_init(enc_outputs, enc_valid_lens)
 
 
+@CHECKS.call("Seq2SeqDecoder")
+def _seq2seq_plain_decoder_call(layer, X, state):
+    context, hidden = check_context_state(
+        X, state, layer.rnn._num_layers, layer.rnn._hidden_size
+    )
+    check_float(context=context, hidden=hidden)
+    check_token_ids("X", X, _vocab_size(layer))
+
+
+@CHECKS.call("Seq2SeqDecoder.init_state")
+def _seq2seq_plain_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
 @CHECKS.call("Seq2SeqAttentionDecoder")
 def _seq2seq_decoder_call(decoder, X, state):
     enc_outputs, _, _ = check_decoder_call(X, state, _vocab_size(decoder))
@@ -428,6 +444,7 @@ def _predict_seq2seq(
     # vocabularies of net's encoder and decoder, num_steps positions their positional encodings
     encoder, decoder = net.encoder, net.decoder
     check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
+    check_attention_to_save(net, save_attention_weights)
     for layer in (encoder, decoder):
         if hasattr(layer, "pos_encoding"):
             _check_positions_fit(layer.pos_encoding, 1, num_steps)

@@ -1,12 +1,13 @@
-"""Sequence to sequence learning with Bahdanau attention in MXNet (sections 4 and 5): a GRU
-encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
+"""Sequence to sequence learning in MXNet (the pages "Sequence-to-Sequence Toolkit" and
+"Bahdanau Attention"): a GRU encoder, a GRU decoder without attention, one that attends to
+the encoder's outputs, and the masked loss."""
 
 from mxnet import np, npx
 from mxnet.gluon import nn, rnn
 
 from .attention import AdditiveAttention
 from .checks import checked
-from .encoder_decoder import AttentionDecoder, Encoder
+from .encoder_decoder import AttentionDecoder, Decoder, Encoder
 from .rnn import GRU
 
 
@@ -26,6 +27,37 @@ class Seq2SeqEncoder(Encoder):
     def forward(self, X, *args):
         outputs, state = self.rnn(self.embedding(X))  # the initial state is zeros
         return outputs, state
+
+
+@checked
+class Seq2SeqDecoder(Decoder):
+    """The decoder without attention (Cho et al., 2014): one context c, the final state of
+    the encoder's last layer, goes with the embedding of the previous token y_{t'-1} into
+    the GRU at every step; the GRU starts from the encoder's final state, and a dense layer
+    turns its outputs into scores for the next token.
+
+    ``init_state(enc_outputs, enc_valid_lens=None)``: the encoder's (outputs, state
+    (num_layers, batch, num_hiddens)) -> the state (context (batch, num_hiddens), hidden
+    (num_layers, batch, num_hiddens)); the lengths are not used. ``forward(X (batch, steps)
+    token indices, state)`` -> (logits (batch, steps, vocab_size), new state)."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = GRU(num_hiddens, num_layers, dropout)
+        self.dense = nn.Dense(vocab_size, flatten=False)
+
+    def init_state(self, enc_outputs, enc_valid_lens=None):
+        hidden = enc_outputs[1]  # the encoder's final state, (num_layers, batch, h)
+        return hidden[-1], hidden  # c: the final state of its last layer, (batch, h)
+
+    def forward(self, X, state):
+        context, hidden = state
+        embs = self.embedding(X)  # (batch, steps, embed_size)
+        # The GRU's input: [c, embedding of y_{t'-1}] at every step, (batch, steps, h + embed)
+        contexts = np.repeat(np.expand_dims(context, 1), X.shape[1], axis=1)
+        outputs, hidden = self.rnn(np.concatenate((contexts, embs), axis=-1), hidden)
+        return self.dense(outputs), (context, hidden)  # outputs: (batch, steps, h)
 
 
 @checked

@@ -14,7 +14,9 @@ from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
+    check_attention_to_save,
     check_built_widths,
+    check_context_state,
     check_dropout,
     check_epoch_tokens,
     check_heads,
@@ -316,6 +318,20 @@ def _seq2seq_encoder_call(encoder, X, *args, training=None):
     check_token_ids("X", X, _vocab_size(encoder))
 
 
+@CHECKS.call("Seq2SeqDecoder")
+def _seq2seq_plain_decoder_call(layer, X, state, training=None):
+    context, hidden = check_context_state(
+        X, state, len(layer.rnn.grus), layer.rnn.num_hiddens
+    )
+    check_float(context=context, hidden=hidden)
+    check_token_ids("X", X, _vocab_size(layer))
+
+
+@CHECKS.call("Seq2SeqDecoder.init_state")
+def _seq2seq_plain_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
 @CHECKS.call("Seq2SeqAttentionDecoder")
 def _seq2seq_attention_decoder_call(decoder, X, state, training=None):
     check_decoder_call(X, state, _vocab_size(decoder))
@@ -412,6 +428,7 @@ def _predict_seq2seq(
         src_sentence, src_vocab, num_steps
     )  # checks the sentence, src_vocab
     check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
+    check_attention_to_save(net, save_attention_weights)
 
 
 # Section 8: the Transformer

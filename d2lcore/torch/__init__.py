@@ -28,6 +28,7 @@ from .runtime import cpu, num_gpus, set_seed, try_gpu
 from .seq2seq import (
     MaskedSoftmaxCELoss,
     Seq2SeqAttentionDecoder,
+    Seq2SeqDecoder,
     Seq2SeqEncoder,
     sequence_mask,
 )

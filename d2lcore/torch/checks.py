@@ -9,7 +9,9 @@ from d2lcore import checks
 from d2lcore.boundary import Checks
 from d2lcore.checks import (
     check_add_norm,
+    check_attention_to_save,
     check_built_widths,
+    check_context_state,
     check_dropout,
     check_epoch_tokens,
     check_heads,
@@ -217,6 +219,20 @@ def _seq2seq_encoder_call(layer, X, *args):
     check_token_ids("X", X, layer.embedding.num_embeddings)
 
 
+@CHECKS.call("Seq2SeqDecoder")
+def _seq2seq_plain_decoder_call(layer, X, state):
+    context, hidden = check_context_state(
+        X, state, layer.rnn.num_layers, layer.rnn.hidden_size
+    )
+    check_float(context=context, hidden=hidden)
+    check_token_ids("X", X, layer.embedding.num_embeddings)
+
+
+@CHECKS.call("Seq2SeqDecoder.init_state")
+def _seq2seq_plain_decoder_init_state(decoder, enc_outputs, enc_valid_lens=None):
+    check_decoder_init(enc_outputs, enc_valid_lens)
+
+
 @CHECKS.call("Seq2SeqAttentionDecoder")
 def _seq2seq_decoder_call(layer, X, state):
     check_decoder_call(X, state, layer.embedding.num_embeddings)
@@ -338,6 +354,7 @@ def _predict_seq2seq(
         src_sentence, src_vocab, num_steps
     )  # checks the sentence, src_vocab
     check_translation_ids(net, src, tgt_vocab["<bos>"], _vocab_size)
+    check_attention_to_save(net, save_attention_weights)
 
 
 # --- section 8: the Transformer ----------------------------------------------------------------------------
