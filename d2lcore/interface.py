@@ -291,7 +291,7 @@ def try_gpu(i=0):
     ``torch.device``, ``mxnet.Context`` or ``tf.config.LogicalDevice``."""
 
 
-# --- per framework: section 2, attention pooling by Nadaraya–Watson kernel regression ------------------------
+# --- per framework: Attention Pooling: Nadaraya–Watson Kernel Regression -------------------------------------
 
 
 class NWKernelRegression:
@@ -310,7 +310,7 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on sum_i (f(x_i) - y_i)^2 / 2 with a live loss curve; returns the per-epoch losses."""
 
 
-# --- per framework: section 3, attention scoring functions ---------------------------------------------------
+# --- per framework: Attention Scoring Functions --------------------------------------------------------------
 # A layer's forward pass runs in evaluation mode unless the framework's training mode is on: MXNet inside
 # ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is passed (Keras layers
 # declare ``training=None`` as a last extra parameter of ``call``; it is the only allowed difference).
@@ -349,7 +349,7 @@ class DotProductAttention:
         """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-# --- per framework: section 6, multi-head attention ----------------------------------------------------------
+# --- per framework: Multi-Head Attention ---------------------------------------------------------------------
 
 
 def transpose_qkv(X, num_heads):
@@ -375,7 +375,7 @@ class MultiHeadAttention:
         num_hiddens); valid_lens as in masked_softmax."""
 
 
-# --- per framework: section 7, self-attention and positional encoding ---------------------------------------
+# --- per framework: Self-Attention and Positional Encoding ---------------------------------------------------
 
 
 class PositionalEncoding:
@@ -405,7 +405,7 @@ def load_weights(net, weights):
     wrongly shaped entries raise ValueError naming them."""
 
 
-# --- neutral: the English–French data, tokens and vocabularies (section 4) -------------------------------------
+# --- neutral: the English–French data, tokens and vocabularies (Sequence-to-Sequence Toolkit) ------------------
 
 
 def read_data_nmt(split="train", path=None):
@@ -478,7 +478,7 @@ def download_extract(name, cache_dir=None):
 
 
 def bleu(pred_seq, label_seq, k):
-    """*neutral.* Per-sentence BLEU (the reference book's variant, not corpus BLEU) of a space-separated
+    """*neutral.* Per-sentence BLEU (D2L's variant, not corpus BLEU) of a space-separated
     prediction against one label, n-grams up to k weighted 1/2**n (fewer when the prediction is shorter; 0 for
     an empty prediction)."""
 
@@ -489,7 +489,7 @@ def corpus_scores(predictions, references):
     (the book's text is tokenized); chrF uses sacreBLEU's defaults (character 6-grams, beta 2)."""
 
 
-# --- per framework: data iterators (section 4) -----------------------------------------------------------------
+# --- per framework: data iterators (Sequence-to-Sequence Toolkit) ----------------------------------------------
 
 
 def load_array(data_arrays, batch_size, is_train=True):
@@ -504,7 +504,7 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
 
 
-# --- per framework: encoder–decoder models (sections 4, 5) ---------------------------------------------------
+# --- per framework: encoder–decoder models (Sequence-to-Sequence Toolkit, Bahdanau Attention) -----------------
 
 
 class Encoder:
@@ -611,7 +611,7 @@ def predict_seq2seq(
     """Greedy decoding of one sentence -> (translation, list of the attention weights of each step, or [])."""
 
 
-# --- per framework: section 8, the Transformer -----------------------------------------------------------------
+# --- per framework: The Transformer ---------------------------------------------------------------------------
 # Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
 # layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
 

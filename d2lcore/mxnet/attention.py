@@ -1,4 +1,5 @@
-"""Attention scoring functions in MXNet (section 3): masked softmax, additive and scaled
+"""Attention scoring functions in MXNet (Attention Scoring
+Functions): masked softmax, additive and scaled
 dot-product attention."""
 
 import math

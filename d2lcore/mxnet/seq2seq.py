@@ -1,4 +1,5 @@
-"""Sequence to sequence learning with Bahdanau attention in MXNet (sections 4 and 5): a GRU
+"""Sequence to sequence learning with Bahdanau attention in MXNet (Sequence-to-Sequence Toolkit,
+Bahdanau Attention): a GRU
 encoder, a GRU decoder that attends to the encoder's outputs, and the masked loss."""
 
 from mxnet import np, npx

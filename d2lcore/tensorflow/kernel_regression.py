@@ -1,4 +1,5 @@
-"""Nadaraya–Watson kernel regression with a learnable kernel width, in TensorFlow (section 2)."""
+"""Nadaraya–Watson kernel regression with a learnable kernel width, in TensorFlow
+(Attention Pooling: Nadaraya–Watson Kernel Regression)."""
 
 import keras
 import tensorflow as tf
