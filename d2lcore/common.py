@@ -24,6 +24,7 @@ from d2lcore.checks import (
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.kernel_regression import loo_loss, show_loo_minimum
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
     Animator,
@@ -78,6 +79,7 @@ __all__ = [
     "download",
     "download_extract",
     "last_query",
+    "loo_loss",
     "plot",
     "plt",
     "preprocess_nmt",
@@ -85,6 +87,7 @@ __all__ = [
     "reversal_arrays",
     "reversal_pairs",
     "set_axes",
+    "show_loo_minimum",
     "show_record",
     "show_training",
     "set_figsize",

@@ -310,6 +310,17 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on sum_i (f(x_i) - y_i)^2 / 2 with a live loss curve; returns the per-epoch losses."""
 
 
+def loo_loss(x, y, w):
+    """*neutral.* The leave-one-out loss sum_i (f(x_i) - y_i)^2 / 2 of Nadaraya–Watson regression with kernel
+    width ``w``, each training point predicted from the others; x, y: (n,) NumPy arrays, n >= 2 -> float."""
+
+
+def show_loo_minimum(x, y, lr):
+    """*neutral.* Show and return the record ``"loo"``: the minimum of ``loo_loss`` over w in 0.5 ... 12 (fields
+    ``w_best``, ``loss_best``), its slope at w = 1 (``slope_at_1``) and where one step of size ``lr`` lands
+    (``w_first``); x, y: (n,)."""
+
+
 # --- per framework: Attention Scoring Functions --------------------------------------------------------------
 # A layer's forward pass runs in evaluation mode unless the framework's training mode is on: MXNet inside
 # ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is passed (Keras layers
