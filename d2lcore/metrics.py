@@ -17,8 +17,8 @@ def _ngrams(tokens, n):
 @checked
 def bleu(pred_seq, label_seq, k):
     """Per-sentence BLEU of a predicted sentence against one label sentence, both
-    space-separated strings: the variant of D2L (Zhang et al., Dive into Deep Learning),
-    not the corpus BLEU of Papineni et al., which sums the n-gram matches of all
+    space-separated strings: the variant of the reference book (Zhang et al., Dive into Deep
+    Learning), not the corpus BLEU of Papineni et al., which sums the n-gram matches of all
     sentences before it combines them, with equal weights 1/4 for n = 1..4.
 
     With ``len_pred`` and ``len_label`` the numbers of tokens,
