@@ -36,7 +36,9 @@ from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
 DROPDOWN = re.compile(r"^([ \t]*):::\{dropdown\}[ \t]*(.*?)[ \t]*\n(.*?)^\1:::[ \t]*$", re.M | re.S)
-ADMONITION = re.compile(r"^:::\{admonition\}[ \t]*(.*?)[ \t]*\n((?::\w+:[^\n]*\n)*)(.*?)^:::[ \t]*$", re.M | re.S)
+ADMONITION = re.compile(
+    r"^:::\{admonition\}[ \t]*(.*?)[ \t]*\n((?::\w+:[^\n]*\n)*)(.*?)^:::[ \t]*$", re.M | re.S
+)
 
 SETUP_TAG = "d2l-setup"
 SETUP = """\

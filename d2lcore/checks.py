@@ -707,7 +707,9 @@ def _check_points(x, y):
                 f"{name} must be a 1-D array of at least 2 numbers; got shape {array.shape}"
             )
         if not numpy.isfinite(array).all():
-            raise ValueError(f"{name} must hold finite numbers; got {array[~numpy.isfinite(array)][:3]}")
+            raise ValueError(
+                f"{name} must hold finite numbers; got {array[~numpy.isfinite(array)][:3]}"
+            )
     if len(x) != len(y):
         raise ValueError(f"y must hold one label per input of x ({len(x)}); got {len(y)}")
 

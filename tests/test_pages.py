@@ -194,7 +194,11 @@ def _misused_references(text):
     misused = []
     for paragraph in _prose_paragraphs(text):
         prose = paragraph.replace("## References", "")
-        words = [m for m in REFERENCE_WORD.finditer(prose) if not prose[m.end() :].startswith(" translation")]
+        words = [
+            m
+            for m in REFERENCE_WORD.finditer(prose)
+            if not prose[m.end() :].startswith(" translation")
+        ]
         if words and not re.search(r"BLEU|chrF", prose):
             misused.append(prose.strip()[:100])
     return misused
