@@ -29,7 +29,7 @@ class NWKernelRegression(keras.layers.Layer):
         )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
         return tf.reshape(
-            tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), -1
+            tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), (-1,)
         )
 
 
