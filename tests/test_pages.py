@@ -190,7 +190,8 @@ def _prose_paragraphs(text):
 
 def _misused_references(text):
     """The paragraphs that say "reference" in another sense than a reference translation of BLEU or chrF: allowed
-    are the heading of the bibliography, "reference translation(s)", and paragraphs about BLEU or chrF."""
+    are the heading of the bibliography, "reference translation(s)", and paragraphs about BLEU or chrF (that name
+    them, or compare a prediction with its reference)."""
     misused = []
     for paragraph in _prose_paragraphs(text):
         prose = paragraph.replace("## References", "")
@@ -199,7 +200,7 @@ def _misused_references(text):
             for m in REFERENCE_WORD.finditer(prose)
             if not prose[m.end() :].startswith(" translation")
         ]
-        if words and not re.search(r"BLEU|chrF", prose):
+        if words and not re.search(r"BLEU|chrF|\bpredictions?\b", prose):
             misused.append(prose.strip()[:100])
     return misused
 
