@@ -763,3 +763,37 @@ def _show_heatmaps(
         raise ValueError(
             f"titles must name each of the {num_cols} columns; got {len(titles)}"
         )
+
+
+def _check_points(x, y):
+    """The training inputs ``x`` and labels ``y`` of a regression: 1-D, of finite numbers, one
+    label per input, at least 2 points (leaving one out must leave one)."""
+    for name, value in (("x", x), ("y", y)):
+        try:
+            array = numpy.asarray(value, dtype=numpy.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must be a 1-D array of numbers; got {type(value).__name__} {value!r:.60}"
+            ) from None
+        if array.ndim != 1 or len(array) < 2:
+            raise ValueError(
+                f"{name} must be a 1-D array of at least 2 numbers; got shape {array.shape}"
+            )
+        if not numpy.isfinite(array).all():
+            raise ValueError(
+                f"{name} must hold finite numbers; got {array[~numpy.isfinite(array)][:3]}"
+            )
+    if len(x) != len(y):
+        raise ValueError(f"y must hold one label per input of x ({len(x)}); got {len(y)}")
+
+
+@NEUTRAL.call("loo_loss")
+def _loo_loss(x, y, w):
+    _check_points(x, y)
+    check_real("w", w)
+
+
+@NEUTRAL.call("show_loo_minimum")
+def _show_loo_minimum(x, y, lr):
+    _check_points(x, y)
+    check_real("lr", lr, minimum=0)

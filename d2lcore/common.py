@@ -25,6 +25,7 @@ from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.evaluation import Translation, evaluate_translations, translate_corpus
 from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.kernel_regression import loo_loss, show_loo_minimum
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
     Animator,
@@ -87,6 +88,7 @@ __all__ = [
     "download",
     "download_extract",
     "last_query",
+    "loo_loss",
     "plot",
     "plt",
     "preprocess_nmt",
@@ -96,6 +98,7 @@ __all__ = [
     "reversal_pairs",
     "show_neighbour_heads",
     "set_axes",
+    "show_loo_minimum",
     "show_record",
     "show_training",
     "set_figsize",

@@ -291,7 +291,7 @@ def try_gpu(i=0):
     ``torch.device``, ``mxnet.Context`` or ``tf.config.LogicalDevice``."""
 
 
-# --- per framework: section 2, attention pooling by Nadaraya–Watson kernel regression ------------------------
+# --- per framework: Attention Pooling: Nadaraya–Watson Kernel Regression -------------------------------------
 
 
 class NWKernelRegression:
@@ -310,7 +310,18 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on sum_i (f(x_i) - y_i)^2 / 2 with a live loss curve; returns the per-epoch losses."""
 
 
-# --- per framework: section 3, attention scoring functions ---------------------------------------------------
+def loo_loss(x, y, w):
+    """*neutral.* The leave-one-out loss sum_i (f(x_i) - y_i)^2 / 2 of Nadaraya–Watson regression with kernel
+    width ``w``, each training point predicted from the others; x, y: (n,) NumPy arrays, n >= 2 -> float."""
+
+
+def show_loo_minimum(x, y, lr):
+    """*neutral.* Show and return the record ``"loo"``: the minimum of ``loo_loss`` over w in 0.5 ... 12 (fields
+    ``w_best``, ``loss_best``), its slope at w = 1 (``slope_at_1``) and where one step of size ``lr`` lands
+    (``w_first``); x, y: (n,)."""
+
+
+# --- per framework: Attention Scoring Functions --------------------------------------------------------------
 # A layer's forward pass runs in evaluation mode unless the framework's training mode is on: MXNet inside
 # ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is passed (Keras layers
 # declare ``training=None`` as a last extra parameter of ``call``; it is the only allowed difference).
@@ -349,7 +360,7 @@ class DotProductAttention:
         """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-# --- per framework: section 6, multi-head attention ----------------------------------------------------------
+# --- per framework: Multi-Head Attention ---------------------------------------------------------------------
 
 
 def transpose_qkv(X, num_heads):
@@ -375,7 +386,7 @@ class MultiHeadAttention:
         num_hiddens); valid_lens as in masked_softmax."""
 
 
-# --- per framework: section 7, self-attention and positional encoding ---------------------------------------
+# --- per framework: Self-Attention and Positional Encoding ---------------------------------------------------
 
 
 class PositionalEncoding:
@@ -405,7 +416,7 @@ def load_weights(net, weights):
     wrongly shaped entries raise ValueError naming them."""
 
 
-# --- neutral: the English–French data, tokens and vocabularies (section 4) -------------------------------------
+# --- neutral: the English–French data, tokens and vocabularies (Sequence-to-Sequence Toolkit) ------------------
 
 
 def read_data_nmt(split="train", path=None):
@@ -517,7 +528,7 @@ def evaluate_translations(translate, tgt_vocab, name="bleu"):
     chrf); returns the two lists of ``Translation``, best first."""
 
 
-# --- per framework: data iterators (section 4) -----------------------------------------------------------------
+# --- per framework: data iterators (Sequence-to-Sequence Toolkit) ----------------------------------------------
 
 
 def load_array(data_arrays, batch_size, is_train=True):
@@ -532,7 +543,7 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
 
 
-# --- per framework: encoder–decoder models (sections 4, 5) ---------------------------------------------------
+# --- per framework: encoder–decoder models (Sequence-to-Sequence Toolkit, Bahdanau Attention) -----------------
 
 
 class Encoder:
@@ -654,7 +665,7 @@ def predict_seq2seq(
     ``save_attention_weights=True`` needs a decoder with attention weights (ValueError otherwise)."""
 
 
-# --- per framework: section 8, the Transformer -----------------------------------------------------------------
+# --- per framework: The Transformer ---------------------------------------------------------------------------
 # Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
 # layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
 

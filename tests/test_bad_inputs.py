@@ -1060,6 +1060,33 @@ for _argument, _strategy in (
         return lambda: d2l.reversal_pairs(**kwargs)
 
 
+_LOO = np.linspace(0.0, 5.0, 6)  # six training inputs; their labels: the same numbers
+
+
+@case("neutral: loo_loss x", "x")
+def _(framework, d2l, data):
+    x = data.draw(st.sampled_from([[1.0], np.zeros((3, 2)), [0.0, math.nan], "ab", None]))
+    return lambda: d2l.loo_loss(x, _LOO, 1.0)
+
+
+@case("neutral: loo_loss y", "y")
+def _(framework, d2l, data):
+    y = np.zeros(data.draw(st.sampled_from([2, 5, 7])))  # not one label per input
+    return lambda: d2l.loo_loss(_LOO, y, 1.0)
+
+
+@case("neutral: loo_loss w", "w")
+def _(framework, d2l, data):
+    w = data.draw(st.sampled_from([math.nan, math.inf, "1", None, True]))
+    return lambda: d2l.loo_loss(_LOO, _LOO, w)
+
+
+@case("neutral: show_loo_minimum lr", "lr")
+def _(framework, d2l, data):
+    lr = data.draw(st.sampled_from([-0.5, math.nan, "0.5", None]))
+    return lambda: d2l.show_loo_minimum(_LOO, _LOO, lr)
+
+
 @case("neutral: reversal_arrays", "num_steps")
 def _(framework, d2l, data):
     # num_steps below max_len + 1 would cut the <eos> of the longest rows
