@@ -217,7 +217,8 @@ def test_a_wrong_spec_names_its_line():
 
 
 def test_the_transformer_page_asks_for_the_records_the_pages_display():
-    """The page's table reads records that train_seq2seq and both sections' evaluation cells show."""
+    """The page's table reads records that train_seq2seq and both sections' d2l.evaluate_translations show
+    (tests/test_evaluation.py: under the names bleu_training and bleu_held_out)."""
     source = "chapters/attention/transformer-training.md"
     table = next(c.source for c in read_source(source).cells if "{record-table}" in c.source)
     spec = comparison.parse_spec(table.split("```{record-table}")[1].split("```")[0].splitlines())
@@ -229,8 +230,7 @@ def test_the_transformer_page_asks_for_the_records_the_pages_display():
     assert used == {"training", "bleu_training", "bleu_held_out"}
     for page in ("chapters/attention/bahdanau-attention.md", source):
         code = "\n".join(c.source for c in read_source(page).cells if c.cell_type == "code")
-        assert "d2l.show_record('bleu_' + name.replace('-', '_')" in code
-        assert "('training', seen), ('held-out', unseen)" in code
+        assert "seen, unseen = d2l.evaluate_translations(translate, tgt_vocab)" in code
 
 
 # --- the directive in a Sphinx build ------------------------------------------------------
