@@ -1,6 +1,6 @@
 """How long the training notebooks take on a quiet machine and with one CPU-bound competing process.
 
-Each notebook of sections 5 (Bahdanau attention) and 8 (the Transformer), per framework, is split as the book
+Each notebook of "Bahdanau Attention" and "Training and Evaluating the Transformer", per framework, is split as the book
 splits it and executed top to bottom with nbclient, in a plain ``python3`` kernel with no thread settings in its
 environment (as a reader's Jupyter after ``pip install d2lcore[...]``: d2lcore makes the choice) or, with
 ``--kernel book``, in the book's kernel of its framework. "quiet" is the machine as it is (other work may be
@@ -8,7 +8,7 @@ running: the 1-minute load average is printed with every figure); "loaded" adds 
 script starts before the run and stops after it. The conditions alternate, notebook by notebook.
 
     .venv/bin/python benchmarks/notebooks_under_load.py                    # 6 notebooks, quiet and loaded
-    .venv/bin/python benchmarks/notebooks_under_load.py --framework pytorch --section transformer --repeats 3
+    .venv/bin/python benchmarks/notebooks_under_load.py --framework pytorch --section transformer-training --repeats 3
 """
 
 import argparse
@@ -25,7 +25,7 @@ from booktools.paths import CHAPTERS, KERNELS
 from booktools.split import split
 from d2lcore import FRAMEWORKS
 
-SECTIONS = ("bahdanau-attention", "transformer")
+SECTIONS = ("bahdanau-attention", "transformer-training")
 THREAD_VARIABLES = (
     "D2L_NUM_THREADS",
     "OMP_NUM_THREADS",

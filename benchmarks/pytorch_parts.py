@@ -186,14 +186,14 @@ def main():
             times[name][0].append(cpu_ms(ours, args.calls))
             times[name][1].append(cpu_ms(reference, args.calls))
     print(f"== {args.model}, PyTorch: CPU ms per batch, median of {args.rounds} rounds ==")
-    print(f"   {'part':45} {'ours':>7} {'reference':>10}")
+    print(f"   {'part':45} {'ours':>7} {'D2L code':>10}")
     total = [0.0, 0.0]
     for name, sides in times.items():
         medians = [statistics.median(side) for side in sides]
         total = [t + m for t, m in zip(total, medians, strict=True)]
         print(f"   {name:45} {medians[0]:7.2f} {medians[1]:10.2f}")
     print(
-        f"   {'sum':45} {total[0]:7.2f} {total[1]:10.2f}  (reference / ours {total[1] / total[0]:.2f}x)"
+        f"   {'sum':45} {total[0]:7.2f} {total[1]:10.2f}  (D2L's code / ours {total[1] / total[0]:.2f}x)"
     )
     print(f"   load average {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -1,13 +1,13 @@
-"""Ours against the reference's structure, side by side: the training runs of sections 5
-(Bahdanau attention) and 8 (the Transformer) in each framework, d2lcore's against the
-re-implementation of the reference's training loop in benchmarks/reference/ (same
-hyperparameters, same data, same number of epochs, same seed).
+"""Ours against D2L's code, side by side: the training runs of Bahdanau Attention and The
+Transformer in each framework, d2lcore's against benchmarks/reference/, a re-implementation of
+the structure of D2L's training loops (same hyperparameters, same data, same number of epochs,
+same seed).
 
 Each run is a fresh Python process with the environment of the book's kernel for its
-framework (booktools/kernels.py). Runs alternate, ours then the reference, then the
-reference then ours, ... for --pairs pairs, so that a change of load hits both alike.
+framework (booktools/kernels.py). Runs alternate, ours then D2L's code, then D2L's code then
+ours, ... for --pairs pairs, so that a change of load hits both alike.
 Prints, per model and framework: the throughput of each run (target tokens per second of
-training, as train_seq2seq reports it), the ratio ours / reference of each pair with its
+training, as train_seq2seq reports it), the ratio ours / D2L's code of each pair with its
 median and spread, the final loss per token, the BLEU (k = 2) of the four test sentences,
 on the 120 held-out pairs the mean BLEU (D2L's per-sentence variant) and the corpus BLEU and
 chrF of sacreBLEU, and the load average.
@@ -16,7 +16,7 @@ chrF of sacreBLEU, and the load average.
     .venv/bin/python benchmarks/side_by_side.py --model bahdanau --framework pytorch
     .venv/bin/python benchmarks/side_by_side.py --framework tensorflow --epochs 10
 
-The reference's eager TensorFlow takes about 20 minutes per full run on a 2-core CPU:
+D2L's eager TensorFlow takes about 20 minutes per full run on a 2-core CPU:
 --tf-epochs (default 20) shortens the TensorFlow runs only, both sides alike.
 """
 
@@ -159,9 +159,13 @@ def run_one(side, model, framework, epochs, seed):
     )
 
 
+LABELS = {"ours": "ours", "reference": "D2L's code"}
+"""How the printout names the two sides (benchmarks/reference/ holds D2L's training loops)."""
+
+
 def compare(model, framework, epochs, pairs, seed, threads):
     """Run the pairs; print each run, then the ratios."""
-    print(f"== {model}, {framework}: ours against the reference, {epochs} epochs ==", flush=True)
+    print(f"== {model}, {framework}: ours against D2L's code, {epochs} epochs ==", flush=True)
     runs = {"ours": [], "reference": []}
     for i in range(pairs):
         order = ("ours", "reference") if i % 2 == 0 else ("reference", "ours")
@@ -179,7 +183,7 @@ def compare(model, framework, epochs, pairs, seed, threads):
             tests = ", ".join(f"{t} ({b:.3f})" for _, t, b in result["translations"])
             steady = result["steady_tokens_per_second"]
             print(
-                f"   {side:>9}: {result['tokens_per_second']:7.0f} tokens/s over the run "
+                f"   {LABELS[side]:>10}: {result['tokens_per_second']:7.0f} tokens/s over the run "
                 f"({result['seconds']:.1f} s), "
                 f"{'-' if steady is None else f'{steady:.0f}'} after the first epoch; "
                 f"loss per token {result['final_loss']:.3f}, "
@@ -195,7 +199,7 @@ def compare(model, framework, epochs, pairs, seed, threads):
         ratios = [o[key] / r[key] for o, r in zip(runs["ours"], runs["reference"], strict=True)]
         summary[name] = ratios
         print(
-            f"   ratio ours / reference, {name}: median {statistics.median(ratios):.2f}x, "
+            f"   ratio ours / D2L's code, {name}: median {statistics.median(ratios):.2f}x, "
             f"spread {min(ratios):.2f}-{max(ratios):.2f}x over {pairs} pairs "
             f"({', '.join(f'{r:.2f}' for r in ratios)})"
         )
@@ -250,9 +254,9 @@ def main():
         )
         print(
             f"   {s['model']:>11} {s['framework']:>10} ({s['epochs']} epochs, {s['pairs']} pairs): "
-            f"ours / reference {ratios}; lowest test BLEU ours {s['ours'][0]:.3f}, "
-            f"reference {s['reference'][0]:.3f}; held-out BLEU ours {s['ours'][1]:.3f}, "
-            f"reference {s['reference'][1]:.3f}"
+            f"ours / D2L's code {ratios}; lowest test BLEU ours {s['ours'][0]:.3f}, "
+            f"D2L's code {s['reference'][0]:.3f}; held-out BLEU ours {s['ours'][1]:.3f}, "
+            f"D2L's code {s['reference'][1]:.3f}"
         )
 
 

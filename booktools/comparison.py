@@ -5,7 +5,7 @@ A page names the pages whose notebooks it reads and the columns it wants, each a
 
     ```{record-table}
     page: bahdanau-attention.md | Bahdanau attention
-    page: transformer.md | Transformer
+    page: transformer-training.md | Transformer
     column: Epochs | {training.epochs}
     column: Loss per token | {training.loss_per_token:.3f}
     devices: training.device

@@ -14,7 +14,9 @@ merged page never shows it.
 Hints and solutions are ``dropdown`` directives in a colon fence (``:::{dropdown} Hint``, closed by ``:::``),
 which the book renders as boxes that open on a click. Jupyter does not know MyST directives, so the split writes
 each one as the HTML element that Jupyter and Colab show the same way, ``<details>`` with the title as its
-``<summary>``, keeping the indentation of the fence (a dropdown may sit inside a list item).
+``<summary>``, keeping the indentation of the fence (a dropdown may sit inside a list item). The one other
+directive of a section, the note for readers of D2L (``:::{admonition} For readers of D2L``, with a ``:class:``
+line), becomes a Markdown quote that starts with its title in bold.
 """
 
 import base64
@@ -34,6 +36,9 @@ from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
 DROPDOWN = re.compile(r"^([ \t]*):::\{dropdown\}[ \t]*(.*?)[ \t]*\n(.*?)^\1:::[ \t]*$", re.M | re.S)
+ADMONITION = re.compile(
+    r"^:::\{admonition\}[ \t]*(.*?)[ \t]*\n((?::\w+:[^\n]*\n)*)(.*?)^:::[ \t]*$", re.M | re.S
+)
 
 SETUP_TAG = "d2l-setup"
 SETUP = """\
@@ -111,6 +116,18 @@ def details(text):
     return converted
 
 
+def quotes(text):
+    """``text`` with every ``:::{admonition} Title`` ... ``:::`` block (its option lines dropped) written as a
+    Markdown quote whose first line is the title in bold, for Jupyter."""
+
+    def quote(match):
+        title, _options, body = match.groups()
+        lines = [f"**{title}**", "", *body.strip("\n").splitlines()]
+        return "\n".join(f"> {line}".rstrip() for line in lines)
+
+    return ADMONITION.sub(quote, text)
+
+
 def _embed_images(cell, folder):
     """Replace links to local images by attachments of the cell."""
     attachments = {}
@@ -157,8 +174,8 @@ def split(source, framework):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":  # Jupyter knows no labels: references become plain links
-            cell.source = details(
-                rewrite_links(plain_references(cell.source, source.parent), source.parent)
+            cell.source = quotes(
+                details(rewrite_links(plain_references(cell.source, source.parent), source.parent))
             )
             _embed_images(cell, source.parent)
         out.cells.append(cell)

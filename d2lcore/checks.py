@@ -5,6 +5,7 @@ import re
 import numpy
 
 from d2lcore.boundary import NEUTRAL
+from d2lcore.convert import to_numpy
 
 _DIM = re.compile(r"^(\d+|[A-Za-z_]\w*)$")
 
@@ -658,6 +659,26 @@ def _reversal_arrays(
         )
 
 
+@NEUTRAL.call("neighbour_arrays")
+def _neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
+    check_int("num_examples", num_examples, minimum=1)
+    check_int(
+        "num_steps", num_steps, minimum=3
+    )  # two neighbours other than the position itself
+    check_int("num_symbols", num_symbols, minimum=1)
+    check_int("seed", seed, minimum=0)
+
+
+@NEUTRAL.call("show_neighbour_heads")
+def _show_neighbour_heads(weights):
+    shape = numpy.shape(to_numpy(weights))
+    if len(shape) != 4 or shape[2] != shape[3] or 0 in shape:
+        raise ValueError(
+            "weights must have shape (batch, num_heads, n, n), self-attention over n positions, "
+            f"none of them 0; got {shape}"
+        )
+
+
 @NEUTRAL.call("encode_source")
 def _encode_source(src_sentence, src_vocab, num_steps):
     _check_str("src_sentence", src_sentence)
@@ -742,3 +763,37 @@ def _show_heatmaps(
         raise ValueError(
             f"titles must name each of the {num_cols} columns; got {len(titles)}"
         )
+
+
+def _check_points(x, y):
+    """The training inputs ``x`` and labels ``y`` of a regression: 1-D, of finite numbers, one
+    label per input, at least 2 points (leaving one out must leave one)."""
+    for name, value in (("x", x), ("y", y)):
+        try:
+            array = numpy.asarray(value, dtype=numpy.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must be a 1-D array of numbers; got {type(value).__name__} {value!r:.60}"
+            ) from None
+        if array.ndim != 1 or len(array) < 2:
+            raise ValueError(
+                f"{name} must be a 1-D array of at least 2 numbers; got shape {array.shape}"
+            )
+        if not numpy.isfinite(array).all():
+            raise ValueError(
+                f"{name} must hold finite numbers; got {array[~numpy.isfinite(array)][:3]}"
+            )
+    if len(x) != len(y):
+        raise ValueError(f"y must hold one label per input of x ({len(x)}); got {len(y)}")
+
+
+@NEUTRAL.call("loo_loss")
+def _loo_loss(x, y, w):
+    _check_points(x, y)
+    check_real("w", w)
+
+
+@NEUTRAL.call("show_loo_minimum")
+def _show_loo_minimum(x, y, lr):
+    _check_points(x, y)
+    check_real("lr", lr, minimum=0)

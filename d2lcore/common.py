@@ -25,6 +25,7 @@ from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.evaluation import Translation, evaluate_translations, translate_corpus
 from d2lcore.initialization import xavier_uniform_weights
+from d2lcore.kernel_regression import loo_loss, show_loo_minimum
 from d2lcore.measurements import show_bottleneck
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
@@ -37,7 +38,12 @@ from d2lcore.plotting import (
     use_svg_display,
 )
 from d2lcore.records import show_record, show_training
-from d2lcore.synthetic import reversal_arrays, reversal_pairs
+from d2lcore.synthetic import (
+    neighbour_arrays,
+    reversal_arrays,
+    reversal_pairs,
+    show_neighbour_heads,
+)
 from d2lcore.text import (
     Vocab,
     build_array_nmt,
@@ -83,13 +89,17 @@ __all__ = [
     "download",
     "download_extract",
     "last_query",
+    "loo_loss",
     "plot",
     "plt",
     "preprocess_nmt",
     "read_data_nmt",
+    "neighbour_arrays",
     "reversal_arrays",
     "reversal_pairs",
+    "show_neighbour_heads",
     "set_axes",
+    "show_loo_minimum",
     "show_record",
     "show_training",
     "show_bottleneck",

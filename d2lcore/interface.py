@@ -297,7 +297,7 @@ def try_gpu(i=0):
     ``torch.device``, ``mxnet.Context`` or ``tf.config.LogicalDevice``."""
 
 
-# --- per framework: section 2, attention pooling by Nadaraya–Watson kernel regression ------------------------
+# --- per framework: Attention Pooling: Nadaraya–Watson Kernel Regression -------------------------------------
 
 
 class NWKernelRegression:
@@ -316,7 +316,18 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     """Full-batch SGD on sum_i (f(x_i) - y_i)^2 / 2 with a live loss curve; returns the per-epoch losses."""
 
 
-# --- per framework: section 3, attention scoring functions ---------------------------------------------------
+def loo_loss(x, y, w):
+    """*neutral.* The leave-one-out loss sum_i (f(x_i) - y_i)^2 / 2 of Nadaraya–Watson regression with kernel
+    width ``w``, each training point predicted from the others; x, y: (n,) NumPy arrays, n >= 2 -> float."""
+
+
+def show_loo_minimum(x, y, lr):
+    """*neutral.* Show and return the record ``"loo"``: the minimum of ``loo_loss`` over w in 0.5 ... 12 (fields
+    ``w_best``, ``loss_best``), its slope at w = 1 (``slope_at_1``) and where one step of size ``lr`` lands
+    (``w_first``); x, y: (n,)."""
+
+
+# --- per framework: Attention Scoring Functions --------------------------------------------------------------
 # A layer's forward pass runs in evaluation mode unless the framework's training mode is on: MXNet inside
 # ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is passed (Keras layers
 # declare ``training=None`` as a last extra parameter of ``call``; it is the only allowed difference).
@@ -355,7 +366,7 @@ class DotProductAttention:
         """queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v) -> (batch, queries, v)."""
 
 
-# --- per framework: section 6, multi-head attention ----------------------------------------------------------
+# --- per framework: Multi-Head Attention ---------------------------------------------------------------------
 
 
 def transpose_qkv(X, num_heads):
@@ -381,7 +392,7 @@ class MultiHeadAttention:
         num_hiddens); valid_lens as in masked_softmax."""
 
 
-# --- per framework: section 7, self-attention and positional encoding ---------------------------------------
+# --- per framework: Self-Attention and Positional Encoding ---------------------------------------------------
 
 
 class PositionalEncoding:
@@ -411,7 +422,7 @@ def load_weights(net, weights):
     wrongly shaped entries raise ValueError naming them."""
 
 
-# --- neutral: the English–French data, tokens and vocabularies (section 4) -------------------------------------
+# --- neutral: the English–French data, tokens and vocabularies (Sequence-to-Sequence Toolkit) ------------------
 
 
 def read_data_nmt(split="train", path=None):
@@ -467,6 +478,18 @@ def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8
     the symbols). ``num_steps`` must be at least ``max_len + 1``."""
 
 
+def neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
+    """*neutral.* ``num_examples`` random strings of ``num_steps`` symbols as (X (n, num_steps, num_symbols +
+    num_steps) float32: each position's one-hot symbol, then its one-hot position; Y (n, num_steps, 2) int32:
+    the symbols at positions i - 1 and i + 1, around the circle), NumPy; the same for the same arguments."""
+
+
+def show_neighbour_heads(weights):
+    """*neutral.* Show the record "heads" of self-attention weights (batch, num_heads, n, n) on the task of
+    ``neighbour_arrays``: each head's share of queries whose largest weight falls on i - 1 and on i + 1; fields
+    ``left``, ``right`` (the best head's share for each), ``left_head``, ``right_head``, ``queries``."""
+
+
 def download(name, cache_dir=None):
     """*neutral.* Download a registered data file to ``cache_dir`` (default: ``~/.cache/d2lcore``, or
     ``$D2L_DATA_DIR/downloads``) unless a copy with the right checksum is there; verified, written atomically.
@@ -511,7 +534,7 @@ def evaluate_translations(translate, tgt_vocab, name="bleu"):
     chrf); returns the two lists of ``Translation``, best first."""
 
 
-# --- per framework: data iterators (section 4) -----------------------------------------------------------------
+# --- per framework: data iterators (Sequence-to-Sequence Toolkit) ----------------------------------------------
 
 
 def load_array(data_arrays, batch_size, is_train=True):
@@ -526,7 +549,7 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     integer tensors. Vocabularies: min_freq 2, reserved ``<pad>``, ``<bos>``, ``<eos>``."""
 
 
-# --- per framework: encoder–decoder models (sections 4, 5) ---------------------------------------------------
+# --- per framework: encoder–decoder models (Sequence-to-Sequence Toolkit, Bahdanau Attention) -----------------
 
 
 class Encoder:
@@ -648,7 +671,7 @@ def predict_seq2seq(
     ``save_attention_weights=True`` needs a decoder with attention weights (ValueError otherwise)."""
 
 
-# --- per framework: section 8, the Transformer -----------------------------------------------------------------
+# --- per framework: The Transformer ---------------------------------------------------------------------------
 # Post-norm blocks as in Vaswani et al. (2017). Input sizes are inferred on the first call. Every AddNorm uses
 # layer normalisation over the last axis with epsilon d2lcore.transformer.LAYER_NORM_EPS = 1e-5.
 

@@ -1,5 +1,5 @@
 """Evaluation of translations: the book's per-sentence BLEU (Papineni et al., 2002, in the form
-of Dive into Deep Learning), and corpus BLEU and chrF (Popovic, 2015) as sacreBLEU (Post, 2018)
+of D2L, Dive into Deep Learning), and corpus BLEU and chrF (Popovic, 2015) as sacreBLEU (Post, 2018)
 computes them."""
 
 import collections

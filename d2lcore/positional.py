@@ -1,4 +1,4 @@
-"""The sinusoidal position table of section 7, computed once with NumPy for every
+"""The sinusoidal position table of Self-Attention and Positional Encoding, computed once with NumPy for every
 framework (framework-neutral). Vaswani et al., 2017, "Attention is all you need"."""
 
 import numpy

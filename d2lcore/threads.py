@@ -1,10 +1,11 @@
 """How many CPU threads d2lcore gives a framework (framework-neutral).
 
-The book's models are small. On a 2-core CPU one thread trained them as fast as two (PyTorch, section 5: 11.4 vs
-13.6-14.4 s for 50 epochs; MXNet, sections 5 and 8: 89 vs 100 s and 44 vs 53 s), and with two threads a training
-run took 10 to 40 times as long as soon as another program kept a core busy, because the idle thread spin-waits.
-TensorFlow's pools do not spin as long, but its inter-op pool runs small operations side by side, and with a busy
-core its section 5 run took 1.6 times its quiet time (94 vs 58 s); benchmarks/threads.py compares the choices.
+The book's models are small. On a 2-core CPU one thread trained them as fast as two (PyTorch, the training of
+Bahdanau Attention: 11.4 vs 13.6-14.4 s for 50 epochs; MXNet, those of Bahdanau Attention and The Transformer: 89
+vs 100 s and 44 vs 53 s), and with two threads a training run took 10 to 40 times as long as soon as another
+program kept a core busy, because the idle thread spin-waits. TensorFlow's pools do not spin as long, but its
+inter-op pool runs small operations side by side, and with a busy core its training of Bahdanau Attention took 1.6
+times its quiet time (94 vs 58 s); benchmarks/threads.py compares the choices.
 
 So, when imported, ``d2lcore.torch`` and ``d2lcore.mxnet`` use one thread and ``d2lcore.tensorflow`` one intra-op
 and one inter-op thread, in any Jupyter kernel, unless the reader chose: ``D2L_NUM_THREADS`` for d2lcore (threads

@@ -1,4 +1,4 @@
-"""Framework-neutral pieces of the Transformer (section 8): the layer-norm epsilon and the
+"""Framework-neutral pieces of the Transformer (The Transformer): the layer-norm epsilon and the
 checks of shapes and decoder states, shared by the three backends. They look only at
 shapes, so they work on any framework's tensors (and on Keras' symbolic shapes, where a
 dimension may be None: unknown dimensions are not checked)."""

@@ -1060,6 +1060,33 @@ for _argument, _strategy in (
         return lambda: d2l.reversal_pairs(**kwargs)
 
 
+_LOO = np.linspace(0.0, 5.0, 6)  # six training inputs; their labels: the same numbers
+
+
+@case("neutral: loo_loss x", "x")
+def _(framework, d2l, data):
+    x = data.draw(st.sampled_from([[1.0], np.zeros((3, 2)), [0.0, math.nan], "ab", None]))
+    return lambda: d2l.loo_loss(x, _LOO, 1.0)
+
+
+@case("neutral: loo_loss y", "y")
+def _(framework, d2l, data):
+    y = np.zeros(data.draw(st.sampled_from([2, 5, 7])))  # not one label per input
+    return lambda: d2l.loo_loss(_LOO, y, 1.0)
+
+
+@case("neutral: loo_loss w", "w")
+def _(framework, d2l, data):
+    w = data.draw(st.sampled_from([math.nan, math.inf, "1", None, True]))
+    return lambda: d2l.loo_loss(_LOO, _LOO, w)
+
+
+@case("neutral: show_loo_minimum lr", "lr")
+def _(framework, d2l, data):
+    lr = data.draw(st.sampled_from([-0.5, math.nan, "0.5", None]))
+    return lambda: d2l.show_loo_minimum(_LOO, _LOO, lr)
+
+
 @case("neutral: reversal_arrays", "num_steps")
 def _(framework, d2l, data):
     # num_steps below max_len + 1 would cut the <eos> of the longest rows
@@ -1071,6 +1098,29 @@ def _(framework, d2l, data):
 def _(framework, d2l, data):
     path = data.draw(st.sampled_from([3, 1.5, b"bottleneck.json", ["bottleneck.json"]]))
     return lambda: d2l.show_bottleneck(path)
+
+
+_NEIGHBOURS = dict(num_examples=4, num_steps=8, num_symbols=8, seed=0)
+for _argument, _strategy in (
+    ("num_examples", bad_size),
+    ("num_steps", st.one_of(bad_size, st.integers(1, 2))),  # a position needs two other neighbours
+    ("num_symbols", bad_size),
+    ("seed", st.one_of(st.integers(-9, -1), st.sampled_from([1.5, "0", None, True]))),
+):
+
+    @case(f"neutral: neighbour_arrays {_argument}", _argument)
+    def _(framework, d2l, data, argument=_argument, strategy=_strategy):
+        kwargs = {**_NEIGHBOURS, argument: data.draw(strategy)}
+        return lambda: d2l.neighbour_arrays(**kwargs)
+
+
+@case("neutral: show_neighbour_heads", "weights")
+def _(framework, d2l, data):
+    # not (batch, heads, n, n): another rank, queries and keys of different numbers, or nothing in it
+    shape = data.draw(
+        st.sampled_from([(2, 8, 8), (1, 2, 8, 7), (0, 2, 8, 8), (1, 0, 8, 8), (2, 2, 2, 8, 8)])
+    )
+    return lambda: d2l.show_neighbour_heads(np.ones(shape, np.float32))  # any framework's, or NumPy
 
 
 @case("neutral: preprocess_nmt", "text")

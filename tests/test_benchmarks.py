@@ -26,7 +26,7 @@ def seed_before_training(source):
 
 def test_benchmark_seed_is_the_pages_seed():
     run = load("seq2seq_run")
-    for page in ("bahdanau-attention", "transformer"):
+    for page in ("bahdanau-attention", "transformer-training"):
         assert seed_before_training(ROOT / "chapters" / "attention" / f"{page}.md") == run.SEED, (
             page
         )

@@ -14,12 +14,13 @@ from booktools import comparison
 from booktools.split import read_source
 from d2lcore import FRAMEWORKS, records
 
-BAHDANAU, TRANSFORMER = "chapters/attention/bahdanau-attention", "chapters/attention/transformer"
+BAHDANAU = "chapters/attention/bahdanau-attention"
+TRANSFORMER = "chapters/attention/transformer-training"
 MODELS = [("Bahdanau attention", BAHDANAU), ("Transformer", TRANSFORMER)]
 
 SPEC = """\
 page: bahdanau-attention.md | Bahdanau attention
-page: transformer.md | Transformer
+page: transformer-training.md | Transformer
 column: Epochs | {training.epochs}
 column: Training time (s) | {training.seconds:,.1f}
 column: Tokens/s | {training.tokens_per_second:,.0f}
@@ -216,17 +217,20 @@ def test_a_wrong_spec_names_its_line():
 
 
 def test_the_transformer_page_asks_for_the_records_the_pages_display():
-    """The page's table reads records that train_seq2seq and both sections' evaluation cells show."""
-    source = "chapters/attention/transformer.md"
+    """The page's table reads records that train_seq2seq and both sections' d2l.evaluate_translations show
+    (tests/test_evaluation.py: under the names bleu_training and bleu_held_out)."""
+    source = "chapters/attention/transformer-training.md"
     table = next(c.source for c in read_source(source).cells if "{record-table}" in c.source)
     spec = comparison.parse_spec(table.split("```{record-table}")[1].split("```")[0].splitlines())
-    assert spec.pages == [("bahdanau-attention.md", MODELS[0][0]), ("transformer.md", MODELS[1][0])]
+    assert spec.pages == [
+        ("bahdanau-attention.md", MODELS[0][0]),
+        ("transformer-training.md", MODELS[1][0]),
+    ]
     used = {name for column in spec.columns for name in column.records}
     assert used == {"training", "bleu_training", "bleu_held_out"}
     for page in ("chapters/attention/bahdanau-attention.md", source):
         code = "\n".join(c.source for c in read_source(page).cells if c.cell_type == "code")
-        assert "d2l.show_record('bleu_' + name.replace('-', '_')" in code
-        assert "('training', seen), ('held-out', unseen)" in code
+        assert "seen, unseen = d2l.evaluate_translations(translate, tgt_vocab)" in code
 
 
 # --- the directive in a Sphinx build ------------------------------------------------------
@@ -296,7 +300,7 @@ def test_full_build_gives_six_rows_of_figures_and_no_warning(site):
     assert "MXNet on cpu(0)" in html
     table = html[html.index("<table") : html.index("</table>")]
     assert table.count('href="bahdanau-attention.html"') == 3
-    assert table.count('href="transformer.html"') == 3
+    assert table.count('href="transformer-training.html"') == 3
     assert "did not display" not in html and "Not in this build" not in html
 
 

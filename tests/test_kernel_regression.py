@@ -1,5 +1,5 @@
-"""Section 2's Nadaraya–Watson model: values against NumPy, training against a float64 reference, and the same
-result in every framework."""
+"""The Nadaraya–Watson model of Attention Pooling: Nadaraya–Watson Kernel Regression: values against NumPy,
+training against a float64 computation, the same result in every framework, and the leave-one-out loss."""
 
 import numpy as np
 import pytest
@@ -141,3 +141,30 @@ def test_bad_shapes_are_named(d2l, framework, tensor, queries, keys, values, mes
     with pytest.raises(ValueError) as err:
         net(*args)
     assert message.replace("(n m)", "(n, m)") in str(err.value)
+
+
+def test_loo_loss_predicts_each_point_from_the_others():
+    from d2lcore.kernel_regression import loo_loss
+
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0, 5, 7), rng.normal(size=7)
+    keys, values = leave_one_out(x, y)
+    for w in (0.3, 1.0, 4.0):
+        assert loo_loss(x, y, w) == pytest.approx(loss_numpy(w, x, keys, values, y), rel=1e-12)
+    # a very wide kernel predicts each point by the mean of the others
+    others_mean = (y.sum() - y) / (len(y) - 1)
+    assert loo_loss(x, y, 1e-9) == pytest.approx(0.5 * ((others_mean - y) ** 2).sum(), rel=1e-6)
+
+
+def test_show_loo_minimum_finds_the_minimum_and_the_first_step():
+    from d2lcore.kernel_regression import loo_loss, show_loo_minimum
+
+    rng = np.random.default_rng(1964)
+    x = np.sort(rng.uniform(0, 5, 50))
+    y = 2 * np.sin(x) + x**0.8 + rng.normal(0.0, 0.5, 50)
+    record = show_loo_minimum(x, y, lr=0.5)
+    assert record.name == "loo" and set(record) == {"w_best", "loss_best", "slope_at_1", "w_first"}
+    assert 0.5 <= record["w_best"] <= 12
+    for w in (record["w_best"] - 0.05, record["w_best"] + 0.05):
+        assert loo_loss(x, y, w) >= record["loss_best"] * (1 - 1e-3)
+    assert record["w_first"] == pytest.approx(1 - 0.5 * record["slope_at_1"], rel=1e-3)

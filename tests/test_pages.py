@@ -140,3 +140,78 @@ def test_solutions_cover_the_exercises_under_an_hour_and_stay_closed(source):
     )
     for cell in code:
         assert "hide-cell" in cell.metadata.get("tags", []), f"cell {cell.id} is not hidden"
+
+
+D2L_NOTE = re.compile(
+    r"^:::\{admonition\} For readers of D2L\n:class: note d2l-note\n\n(.*?)^:::\n", re.M | re.S
+)
+D2L_WORDS = re.compile(r"\bD2L\b|Dive into Deep Learning|reference book")
+"""How prose names D2L (*Dive into Deep Learning*): on a section page, only inside its note for readers of D2L and
+in the bibliography (## References)."""
+
+
+def _markdown(source):
+    return "\n\n".join(c.source for c in read_source(source).cells if c.cell_type == "markdown")
+
+
+def _without_references(text):
+    """``text`` without its bibliography, the ## References section."""
+    return re.sub(r"^## References\n.*?(?=^## |\Z)", "", text, flags=re.M | re.S)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_one_note_for_readers_of_d2l_right_before_the_summary(source):
+    """Every difference from D2L that a page mentions sits in one note for readers of D2L (CONTRIBUTING.md), right
+    before ## Summary (## Exercises where there is no summary); nowhere else does the page name D2L."""
+    text = _markdown(source)
+    notes = list(D2L_NOTE.finditer(text))
+    assert len(notes) == 1, f"{len(notes)} notes 'For readers of D2L' (expected one)"
+    bullets = re.findall(r"^- ", notes[0].group(1), flags=re.M)
+    assert bullets, "the note lists the differences as bullets"
+    after = text[notes[0].end() :].lstrip()
+    assert after.startswith("## Summary" if "\n## Summary\n" in text else "## Exercises"), (
+        f"the note must come right before the summary; it is followed by {after[:60]!r}"
+    )
+    outside = _without_references(text[: notes[0].start()] + text[notes[0].end() :])
+    found = D2L_WORDS.findall(outside)
+    assert not found, f"D2L is named outside the note: {found}"
+
+
+REFERENCE_WORD = re.compile(r"\breferences?\b", re.I)
+"""In prose, "reference" means what BLEU and chrF compare a translation with: a reference translation."""
+
+
+def _prose_paragraphs(text):
+    """The paragraphs of Markdown ``text``, without fenced code blocks, code spans, math and roles."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    text = re.sub(r"\{\w+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
+    return re.split(r"\n\s*\n", text)
+
+
+def _misused_references(text):
+    """The paragraphs that say "reference" in another sense than a reference translation of BLEU or chrF: allowed
+    are the heading of the bibliography, "reference translation(s)", and paragraphs about BLEU or chrF (that name
+    them, or compare a prediction with its reference)."""
+    misused = []
+    for paragraph in _prose_paragraphs(text):
+        prose = paragraph.replace("## References", "")
+        words = [
+            m
+            for m in REFERENCE_WORD.finditer(prose)
+            if not prose[m.end() :].startswith(" translation")
+        ]
+        if words and not re.search(r"BLEU|chrF|\bpredictions?\b", prose):
+            misused.append(prose.strip()[:100])
+    return misused
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_reference_means_a_reference_translation(source):
+    assert not _misused_references(_markdown(source))
+
+
+@pytest.mark.parametrize(
+    "page", ["chapters/intro.md", "chapters/running-locally.md", "chapters/attention/index.md"]
+)
+def test_other_pages_use_reference_in_one_sense(page):
+    assert not _misused_references((ROOT / page).read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ import d2lcore
 from booktools import execute
 from booktools.merge import merge
 from booktools.paths import tree_hash
-from booktools.split import SETUP_TAG, details, split
+from booktools.split import SETUP_TAG, details, quotes, split
 from d2lcore import FRAMEWORKS
 from d2lcore.frameworks import REGISTRY
 from tests.sources import FRONT_MATTER
@@ -191,6 +191,25 @@ def test_the_page_keeps_its_dropdowns(source):
 def test_a_wrong_dropdown_is_named(text, message):
     with pytest.raises(ValueError, match=message):
         details(text)
+
+
+NOTE = """Text.
+
+:::{admonition} For readers of D2L
+:class: note d2l-note
+
+- One difference.
+- Another one.
+:::
+
+## Summary
+"""
+
+
+def test_split_writes_the_note_for_readers_of_d2l_as_a_quote():
+    assert quotes(NOTE) == (
+        "Text.\n\n> **For readers of D2L**\n>\n> - One difference.\n> - Another one.\n\n## Summary\n"
+    )
 
 
 def _executed(source):

@@ -16,7 +16,12 @@ CELLS = [(source, *cell) for source in sources() for cell in saved_cells(source)
 def test_pages_show_package_code():
     assert len(CELLS) >= 60, "expected the saved cells of sections 1 to 8"
     pages = {rel(c[0]).stem for c in CELLS}
-    assert {"bahdanau-attention", "transformer", "multihead-attention"} <= pages
+    assert {
+        "bahdanau-attention",
+        "transformer",
+        "transformer-decoding",
+        "multihead-attention",
+    } <= pages
 
 
 @pytest.mark.parametrize(
@@ -127,9 +132,10 @@ def test_mxnet_transformer_blocks_read_like_pytorch(block):
     """Taught code reads line for line: each Transformer block's MXNet tab is at most 1.3 times as long as
     PyTorch's (MXNet's graph machinery lives in MultiHeadAttention, not in the blocks)."""
     lengths = {}
-    for cell in read_source(sources("transformer")[0]).cells:
-        if cell.cell_type == "code" and f"\nclass {block}(" in "\n" + cell.source:
-            lengths[frameworks_of(cell)[0]] = len(cell.source.splitlines())
+    for source in sources("transformer"):
+        for cell in read_source(source).cells:
+            if cell.cell_type == "code" and f"\nclass {block}(" in "\n" + cell.source:
+                lengths[frameworks_of(cell)[0]] = len(cell.source.splitlines())
     assert set(lengths) == {"mxnet", "pytorch", "tensorflow"}
     assert lengths["mxnet"] <= 1.3 * lengths["pytorch"], lengths
 

@@ -1,4 +1,5 @@
-"""Attention scoring functions in MXNet (section 3): masked softmax, additive and scaled
+"""Attention scoring functions in MXNet (Attention Scoring
+Functions): masked softmax, additive and scaled
 dot-product attention."""
 
 import math
@@ -21,7 +22,7 @@ def masked_softmax(X, valid_lens):
     # (batch, queries or 1)
     lens = valid_lens.reshape(-1, 1) if valid_lens.ndim == 1 else valid_lens
     # mask[b, i, j] is True for the keys j that query i of example b may attend to
-    keys = np.arange(X.shape[-1], ctx=X.ctx)
+    keys = np.arange(X.shape[-1], ctx=X.ctx, dtype=X.dtype)
     mask = keys < np.expand_dims(lens.astype(X.dtype), -1)  # (batch, queries or 1, keys)
     # The lowest float makes exp() of a masked score 0; multiplying by the mask then turns a
     # row with no valid key (uniform after softmax) into zeros instead of an average.

@@ -169,7 +169,7 @@ def _as_lengths(valid_lens, like):
     return np.array(valid_lens, ctx=getattr(like, "ctx", None))
 
 
-# Section 2: Nadaraya-Watson kernel regression
+# Attention Pooling: Nadaraya–Watson Kernel Regression
 
 
 @CHECKS.call("NWKernelRegression")
@@ -190,7 +190,7 @@ def _train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     _nw_kernel_regression_call(net, queries, keys, values)
 
 
-# Section 3: masked softmax, additive and scaled dot-product attention
+# Attention Scoring Functions: masked softmax, additive and scaled dot-product attention
 
 
 @CHECKS.call("masked_softmax")
@@ -250,7 +250,7 @@ def _dot_product_attention_call(layer, queries, keys, values, valid_lens=None):
     return (layer, queries, keys, values, valid_lens), {}
 
 
-# Section 6: multi-head attention
+# Multi-Head Attention
 
 
 @CHECKS.call("transpose_qkv")
@@ -288,7 +288,7 @@ def _multihead_attention_call(layer, queries, keys, values, valid_lens=None):
     return (layer, queries, keys, values, valid_lens), {}
 
 
-# Section 7: positional encoding
+# Self-Attention and Positional Encoding: positional encoding
 
 
 @CHECKS.call("PositionalEncoding")
@@ -298,7 +298,8 @@ def _positional_encoding_call(layer, X, offset=0):
     check_float(X=X)
 
 
-# Section 4: the encoder, the masked loss, training and translation (section 5: the Bahdanau decoder)
+# Sequence-to-Sequence Toolkit: the encoder, the masked loss, training and translation (Bahdanau
+# Attention: the Bahdanau decoder)
 
 
 def _vocab_size(layer):
@@ -450,7 +451,7 @@ def _predict_seq2seq(
             _check_positions_fit(layer.pos_encoding, 1, num_steps)
 
 
-# Section 8: the Transformer
+# The Transformer
 
 
 @CHECKS.call("PositionWiseFFN")

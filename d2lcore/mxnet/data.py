@@ -1,4 +1,5 @@
-"""Minibatches of MXNet arrays, and the English–French translation data (section 4)."""
+"""Minibatches of MXNet arrays, and the English–French translation data
+(Sequence-to-Sequence Toolkit)."""
 
 from mxnet import np
 

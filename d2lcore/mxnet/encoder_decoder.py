@@ -1,4 +1,5 @@
-"""The encoder–decoder architecture in MXNet (section 4): base classes and their
+"""The encoder–decoder architecture in MXNet (Sequence-to-Sequence
+Toolkit): base classes and their
 composition."""
 
 from mxnet.gluon import nn

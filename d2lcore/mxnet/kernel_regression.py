@@ -1,4 +1,5 @@
-"""Nadaraya–Watson kernel regression with a learnable kernel width, in MXNet (section 2)."""
+"""Nadaraya–Watson kernel regression with a learnable kernel width, in MXNet
+(Attention Pooling: Nadaraya–Watson Kernel Regression)."""
 
 from mxnet import autograd, gluon, init, np, npx
 from mxnet.gluon import nn

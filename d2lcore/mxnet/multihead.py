@@ -1,4 +1,4 @@
-"""Multi-head attention in MXNet (section 6): num_heads scaled dot-product attentions over
+"""Multi-head attention in MXNet (Multi-Head Attention): num_heads scaled dot-product attentions over
 learned projections, computed in parallel by folding the heads into the batch axis.
 Vaswani et al., 2017, "Attention is all you need"."""
 

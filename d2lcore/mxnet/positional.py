@@ -1,4 +1,5 @@
-"""Sinusoidal positional encoding in MXNet (section 7). Vaswani et al., 2017, "Attention
+"""Sinusoidal positional encoding in MXNet (Self-Attention and
+Positional Encoding). Vaswani et al., 2017, "Attention
 is all you need"."""
 
 from mxnet import np

@@ -1,5 +1,6 @@
 """A multi-layer GRU in MXNet with batch-major inputs and a (num_layers, batch,
-num_hiddens) state, as in every framework of d2lcore (section 4)."""
+num_hiddens) state, as in every framework of d2lcore (Sequence-to-Sequence
+Toolkit)."""
 
 import os
 

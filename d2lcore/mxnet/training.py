@@ -1,4 +1,5 @@
-"""Training and greedy translation of encoder–decoder models in MXNet (section 4)."""
+"""Training and greedy translation of encoder–decoder models in MXNet
+(Sequence-to-Sequence Toolkit)."""
 
 from mxnet import autograd, gluon, np
 

@@ -1,4 +1,5 @@
-"""Attention scoring functions in TensorFlow (section 3): masked softmax, additive and scaled
+"""Attention scoring functions in TensorFlow (Attention Scoring
+Functions): masked softmax, additive and scaled
 dot-product attention."""
 
 import math

@@ -144,7 +144,7 @@ def _valid_lens(valid_lens, shapes, queries="n_q", name="valid_lens"):
     return valid_lens
 
 
-# Section 2: Nadaraya-Watson kernel regression
+# Attention Pooling: Nadaraya–Watson Kernel Regression
 
 
 @CHECKS.call("NWKernelRegression")
@@ -164,7 +164,7 @@ def _train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     check_int("num_epochs", num_epochs, minimum=1)
 
 
-# Section 3: attention scoring functions
+# Attention Scoring Functions
 
 
 @CHECKS.call("masked_softmax")
@@ -210,7 +210,7 @@ def _attention_shapes(queries, keys, values, d_q, d_k):
     return shapes
 
 
-# Section 6: multi-head attention
+# Multi-Head Attention
 
 
 @CHECKS.call("transpose_qkv")
@@ -242,7 +242,7 @@ def _multihead_attention_call(
     return (layer, queries, keys, values, valid_lens), {"training": training}
 
 
-# Section 7: positional encoding
+# Self-Attention and Positional Encoding: positional encoding
 
 
 @CHECKS.call("PositionalEncoding")
@@ -284,7 +284,7 @@ def _assert_cached_positions_fit(X, cache, max_len):
     )
 
 
-# Sections 4 and 5: sequence to sequence learning, with Bahdanau attention
+# Sequence-to-Sequence Toolkit and Bahdanau Attention: sequence to sequence learning
 
 
 def _vocab_size(layer):
@@ -431,7 +431,7 @@ def _predict_seq2seq(
     check_attention_to_save(net, save_attention_weights)
 
 
-# Section 8: the Transformer
+# The Transformer
 
 
 @CHECKS.call("PositionWiseFFN")

@@ -1,5 +1,5 @@
 """Minibatches of TensorFlow tensors, and the English–French translation data
-(section 4)."""
+(Sequence-to-Sequence Toolkit)."""
 
 import tensorflow as tf
 

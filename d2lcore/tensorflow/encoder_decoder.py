@@ -1,4 +1,5 @@
-"""The encoder–decoder architecture in TensorFlow (section 4): base classes and their
+"""The encoder–decoder architecture in TensorFlow (Sequence-to-Sequence
+Toolkit): base classes and their
 composition, as Keras 3 layers."""
 
 from d2lcore.checks import not_implemented

@@ -1,4 +1,5 @@
-"""Nadaraya–Watson kernel regression with a learnable kernel width, in TensorFlow (section 2)."""
+"""Nadaraya–Watson kernel regression with a learnable kernel width, in TensorFlow
+(Attention Pooling: Nadaraya–Watson Kernel Regression)."""
 
 import keras
 import tensorflow as tf
@@ -28,7 +29,7 @@ class NWKernelRegression(keras.layers.Layer):
         )  # (n, m)
         # (n, 1, m) x (n, m, 1) -> (n, 1, 1): one weighted average of values per query
         return tf.reshape(
-            tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), -1
+            tf.matmul(self.attention_weights[:, None, :], values[:, :, None]), (-1,)
         )
 
 

@@ -1,4 +1,5 @@
-"""Sinusoidal positional encoding in TensorFlow (section 7). Vaswani et al., 2017,
+"""Sinusoidal positional encoding in TensorFlow (Self-Attention and
+Positional Encoding). Vaswani et al., 2017,
 "Attention is all you need"."""
 
 import keras

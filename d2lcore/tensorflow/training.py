@@ -1,4 +1,5 @@
-"""Training and greedy translation of encoder–decoder models in TensorFlow (section 4)."""
+"""Training and greedy translation of encoder–decoder models in TensorFlow
+(Sequence-to-Sequence Toolkit)."""
 
 import weakref
 

@@ -1,4 +1,5 @@
-"""Attention scoring functions in PyTorch (section 3): masked softmax, additive and scaled
+"""Attention scoring functions in PyTorch (Attention Scoring
+Functions): masked softmax, additive and scaled
 dot-product attention."""
 
 import math

@@ -210,7 +210,7 @@ def _train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
     check_int("num_epochs", num_epochs, minimum=1)
 
 
-# --- sections 4 and 5: the encoder–decoder, the masked loss, training and translation ----------------------
+# --- Sequence-to-Sequence Toolkit, Bahdanau Attention: the encoder–decoder, the loss, training, translation --
 
 
 @CHECKS.call("Seq2SeqEncoder")
@@ -357,7 +357,7 @@ def _predict_seq2seq(
     check_attention_to_save(net, save_attention_weights)
 
 
-# --- section 8: the Transformer ----------------------------------------------------------------------------
+# --- The Transformer ---------------------------------------------------------------------------------------
 #
 # The blocks' inner layers (attention, AddNorm, FFN, positional encoding) are built and called inside a checked
 # call, so not checked again: the checks of a block, an encoder or a decoder check their arguments too.

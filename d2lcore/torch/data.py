@@ -1,4 +1,5 @@
-"""Minibatches of PyTorch tensors, and the English–French translation data (section 4)."""
+"""Minibatches of PyTorch tensors, and the English–French translation data
+(Sequence-to-Sequence Toolkit)."""
 
 import numpy as np
 import torch

@@ -1,4 +1,5 @@
-"""The encoder–decoder architecture in PyTorch (section 4): base classes and their
+"""The encoder–decoder architecture in PyTorch (Sequence-to-Sequence
+Toolkit): base classes and their
 composition."""
 
 from torch import nn

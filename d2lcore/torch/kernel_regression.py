@@ -1,4 +1,5 @@
-"""Nadaraya–Watson kernel regression with a learnable kernel width, in PyTorch (section 2)."""
+"""Nadaraya–Watson kernel regression with a learnable kernel width, in PyTorch
+(Attention Pooling: Nadaraya–Watson Kernel Regression)."""
 
 import torch
 from torch import nn

@@ -1,4 +1,4 @@
-"""Multi-head attention in PyTorch (section 6): num_heads scaled dot-product attentions
+"""Multi-head attention in PyTorch (Multi-Head Attention): num_heads scaled dot-product attentions
 over learned projections, computed in parallel by folding the heads into the batch axis.
 Vaswani et al., 2017, "Attention is all you need"."""
 

@@ -1,4 +1,5 @@
-"""Training and greedy translation of encoder–decoder models in PyTorch (section 4)."""
+"""Training and greedy translation of encoder–decoder models in PyTorch
+(Sequence-to-Sequence Toolkit)."""
 
 import torch
 from torch import nn

@@ -1,4 +1,4 @@
-"""The Transformer in PyTorch (section 8): position-wise FFN, add & norm, encoder and
+"""The Transformer in PyTorch (The Transformer): position-wise FFN, add & norm, encoder and
 decoder blocks, and the encoder and decoder built from them. Vaswani et al., 2017,
 "Attention is all you need" (post-norm, as in the paper)."""
 
