@@ -38,6 +38,8 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
     size is left open (None) so that a smaller last batch reuses the same graph instead of
     tracing anew."""
     signature = [tf.TensorSpec((None, *a.shape[1:]), a.dtype) for a in batch]
+    # Adam's variables now: a tf.function that creates variables is traced twice
+    optimizer.build(net.trainable_variables)
 
     @tf.function(input_signature=signature)
     def train_step(X, X_valid_len, Y, Y_valid_len):
