@@ -185,7 +185,7 @@ def masked_softmax_scores(framework, data):
     return batch, T(framework, rng(data).normal(size=(batch, q, k)).astype(np.float32))
 
 
-# --- section 3: masked softmax and attention scoring ----------------------------------------------------------
+# --- Attention Scoring Functions: masked softmax and attention scoring ----------------------------------------
 
 
 @case("masked_softmax: int X", "X")
@@ -265,7 +265,7 @@ def _(framework, d2l, data):
     return lambda: layer(X, X, X, lengths_with(framework, data, 2, bad))
 
 
-# --- section 5: multi-head attention ------------------------------------------------------------------------
+# --- Multi-Head Attention -----------------------------------------------------------------------------------
 
 
 @case("MultiHeadAttention: num_heads", "num_heads")
@@ -329,7 +329,7 @@ def _(framework, d2l, data):
     return lambda: layer(X, X, X, lens)
 
 
-# --- section 6: positional encoding; section 2: kernel regression -----------------------------------------------
+# --- positional encoding; Nadaraya–Watson kernel regression -----------------------------------------------------
 
 
 @case("PositionalEncoding: num_hiddens", "num_hiddens")
@@ -422,7 +422,7 @@ def _(framework, d2l, data):  # a loss of 0 and no update, silently, before the 
     return lambda: d2l.train_nw(net, q, kv, kv, q)
 
 
-# --- section 4: encoder–decoder, masks and loss ---------------------------------------------------------------
+# --- Sequence-to-Sequence Toolkit: encoder–decoder, masks and loss --------------------------------------------
 
 
 def seq2seq(framework, vocab=6):
@@ -637,7 +637,7 @@ def _(framework, d2l, data):
     return lambda: loss(pred, ids(framework, np.zeros((batch, steps + 1))), lens)
 
 
-# --- section 7: the Transformer ---------------------------------------------------------------------------------
+# --- The Transformer --------------------------------------------------------------------------------------------
 
 TRANSFORMER_SIZES = dict(
     vocab_size=6, num_hiddens=8, ffn_num_hiddens=16, num_heads=2, num_layers=1, dropout=0.0

@@ -1,4 +1,4 @@
-"""Sinusoidal positional encoding (section 7): the table against its formula, the rotation between
+"""Sinusoidal positional encoding (Self-Attention and Positional Encoding): the table against its formula, the rotation between
 positions, offsets, odd widths and bad input."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The encoder–decoder of sections 4 and 5, with Bahdanau attention: shapes, the masked loss, the same
+"""The encoder–decoder of the Sequence-to-Sequence Toolkit and Bahdanau Attention, with Bahdanau attention: shapes, the masked loss, the same
 function in every framework, training and greedy translation."""
 
 import contextlib
