@@ -83,16 +83,10 @@ def predict_seq2seq(
     device,
     save_attention_weights=False,
 ):
-    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``).
-
-    The sentence is cleaned like the corpus (lowercase, a space before , . ! ?), ends with
-    <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
-    emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
-    (translation, attention): ``attention`` lists, for every step (the <eos> step
-    included), the decoder's attention weights of that step as NumPy (``last_query``:
-    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
-    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
-    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``),
+    cut or padded to ``num_steps`` tokens: (translation, attention), with ``attention`` the
+    decoder's weights of every step as NumPy if ``save_attention_weights``, else []; each
+    (num_steps,) for Seq2SeqAttentionDecoder (see last_query for the Transformer's)."""
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     net.eval()
