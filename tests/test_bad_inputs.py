@@ -1039,6 +1039,42 @@ def _(framework, d2l, data):
     return lambda: d2l.evaluate_translations(lambda s: s, d2l.Vocab(["va"]), name)
 
 
+@case("neutral: evaluate_held_out", "translate")
+def _(framework, d2l, data):
+    translate = data.draw(st.sampled_from([None, "va !", 3]))
+    return lambda: d2l.evaluate_held_out(translate, d2l.Vocab(["va"]), "zero_start")
+
+
+@case("neutral: evaluate_held_out name", "name")
+def _(framework, d2l, data):
+    name = data.draw(st.sampled_from(["", "zero-start", "1st", None, 3]))
+    return lambda: d2l.evaluate_held_out(lambda s: s, d2l.Vocab(["va"]), name)
+
+
+@case("neutral: show_translations", "sources")
+def _(framework, d2l, data):
+    sources = data.draw(st.sampled_from([None, "go .", [1, 2], ["go .", None]]))
+    return lambda: d2l.show_translations(lambda s: s, sources, ["va !", "salut !"])
+
+
+@case("neutral: show_translations references", "references")
+def _(framework, d2l, data):
+    references = data.draw(st.sampled_from([[], ["va !"], ["va !", "salut !", "cours !"]]))
+    return lambda: d2l.show_translations(lambda s: s, ["go .", "hi ."], references)
+
+
+@case("neutral: evaluate_reversal", "translate")
+def _(framework, d2l, data):
+    translate = data.draw(st.sampled_from([None, "a b", 3]))
+    return lambda: d2l.evaluate_reversal(translate, num_examples=2)
+
+
+@case("neutral: evaluate_reversal num_examples", "num_examples")
+def _(framework, d2l, data):
+    num_examples = data.draw(bad_size)
+    return lambda: d2l.evaluate_reversal(lambda s: (s, []), num_examples=num_examples)
+
+
 @case("neutral: tokenize_nmt", "num_examples")
 def _(framework, d2l, data):
     n = data.draw(st.integers(3, 9))
