@@ -16,8 +16,7 @@ from .weights import export_weights, load_weights
 
 
 def _initialize(net, device):
-    """The rule of d2lcore.initialization: Xavier-uniform weight matrices, zero biases.
-    One call on a dummy batch first creates the weights whose sizes are inferred."""
+    """d2lcore.initialization's rule; a call on a dummy batch first creates lazy weights."""
     net.initialize(ctx=device, force_reinit=True)
     dummy = np.zeros((1, 1), dtype="int32", ctx=device)
     net(dummy, dummy, np.ones(1, dtype="int32", ctx=device))
@@ -26,15 +25,10 @@ def _initialize(net, device):
 
 @checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
-    """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
-
-    ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
-    ``data_iter``, (X (batch, steps), X_valid_len (batch,), Y (batch, tgt_steps),
-    Y_valid_len (batch,)) as load_data_nmt gives, is a teacher-forced step: the decoder
-    reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. Plots the loss every 10 epochs, shows the final loss and the speed
-    (the record "training", see d2lcore.records), and returns the loss per token of
-    every epoch."""
+    """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
+    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
+    (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
     _initialize(net, device)
     net.hybridize(static_alloc=True)  # each HybridBlock inside runs as a cached graph
     params = net.collect_params()
