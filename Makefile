@@ -55,8 +55,8 @@ html: $(STAMP) $(WHEEL)
 timings:
 	@$(PY) -m booktools timings
 
-# Speed (run it on an otherwise idle machine): the training runs of sections 5 and 8 against the
-# reference's structure (benchmarks/reference/), side by side; multi-head attention against each
+# Speed (run it on an otherwise idle machine): the training runs of the Bahdanau Attention and Transformer
+# training pages against the reference's structure (benchmarks/reference/), side by side; multi-head attention against each
 # framework's fused attention; the whole book executed afresh as the build executes it, with the time of every
 # notebook, the load average, and the whole book's wall time against the goal of 5 minutes (benchmarks/book_time.py);
 # the training notebooks quiet and with a competing busy loop, in the book's kernels and in a plain python3 kernel

@@ -1,5 +1,5 @@
 """Where a PyTorch training step goes, ours against the reference: the CPU time of each part of
-one batch of sections 5 (Bahdanau attention) and 8 (the Transformer), forward and backward,
+one batch of the Bahdanau Attention and Transformer training pages, forward and backward,
 each part alone on random inputs of the training's shapes (batch 64, 10 steps, the syllabus'
 sizes, a target vocabulary of 189 tokens), in this process, on d2lcore's one thread.
 

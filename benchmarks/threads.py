@@ -1,6 +1,6 @@
 """Which CPU thread settings keep the book's training runs fast, on a quiet machine and on a busy one.
 
-For each framework, a short run of the Bahdanau training (section 5's model and data, fewer epochs) is timed
+For each framework, a short run of the Bahdanau training (that page's model and data, fewer epochs) is timed
 under several candidate settings, each in a fresh Python process: with the machine as it is ("quiet"), and with
 one CPU-bound competing process, a Python busy loop that this script starts before and stops after the loaded
 runs. The candidates alternate (repeat 1 of every candidate, then repeat 2, ...), and the table gives the median of
@@ -191,7 +191,7 @@ def main():
                 if competitor:
                     competitor.kill()
                     competitor.wait()
-    print(f"\n{args.epochs} epochs of section 5's training, median of {args.repeats} (seconds)")
+    print(f"\n{args.epochs} epochs of the Bahdanau training, median of {args.repeats} (seconds)")
     print(
         f"1-min load average during the runs: quiet {min(loads['quiet']):.2f}-{max(loads['quiet']):.2f},"
         f" loaded {min(loads['loaded']):.2f}-{max(loads['loaded']):.2f}"

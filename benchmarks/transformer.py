@@ -56,7 +56,7 @@ EPOCHS = 200
 
 
 def train_one(framework, epochs, seed):
-    """The section 8 training run, in this process; returns the figures as a dict."""
+    """The Transformer's training run, in this process; returns the figures as a dict."""
     d2l = importlib.import_module(MODULE_OF[framework])
     if not hasattr(d2l, "TransformerDecoder"):
         raise SystemExit(f"{MODULE_OF[framework]} does not export TransformerDecoder yet")

@@ -714,6 +714,46 @@ def _evaluate_translations(translate, tgt_vocab, name="bleu"):
         )
 
 
+@NEUTRAL.call("show_translations")
+def _show_translations(translate, sources, references, name="test_sentences"):
+    _check_translate(translate)
+    for arg, seq in (("sources", sources), ("references", references)):
+        if not isinstance(seq, list | tuple) or not all(isinstance(s, str) for s in seq):
+            raise TypeError(f"{arg} must be a list of sentences (str); got {seq!r:.60}")
+    if len(sources) != len(references) or not sources:
+        raise ValueError(
+            "sources and references must hold the same number of sentences, at least one; got "
+            f"{len(sources)} sources and {len(references)} references"
+        )
+    _check_record_name(name)
+
+
+@NEUTRAL.call("evaluate_held_out")
+def _evaluate_held_out(translate, tgt_vocab, name):
+    _check_translate(translate)
+    check_vocab("tgt_vocab", tgt_vocab, ("<unk>",))
+    _check_record_name(name)
+
+
+def _check_record_name(name):
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"name must be a str that can name a record, such as 'zero_start'; got {name!r:.60}"
+        )
+
+
+@NEUTRAL.call("evaluate_reversal")
+def _evaluate_reversal(translate, num_examples=100, seed=1):
+    if not callable(translate):
+        raise TypeError(
+            "translate must be a callable from a source string to (output string, attention), e.g. "
+            "lambda s: d2l.predict_seq2seq(net, s, ..., save_attention_weights=True); "
+            f"got {type(translate).__name__} {translate!r:.60}"
+        )
+    check_int("num_examples", num_examples, minimum=1)
+    check_int("seed", seed, minimum=0)
+
+
 def _check_translate(translate):
     if not callable(translate):
         raise TypeError(

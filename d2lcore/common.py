@@ -23,7 +23,13 @@ from d2lcore.checks import (
 )
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
-from d2lcore.evaluation import Translation, evaluate_translations, translate_corpus
+from d2lcore.evaluation import (
+    Translation,
+    evaluate_held_out,
+    evaluate_translations,
+    show_translations,
+    translate_corpus,
+)
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.kernel_regression import loo_loss, show_loo_minimum
 from d2lcore.measurements import show_bottleneck
@@ -39,6 +45,7 @@ from d2lcore.plotting import (
 )
 from d2lcore.records import show_record, show_training
 from d2lcore.synthetic import (
+    evaluate_reversal,
     neighbour_arrays,
     reversal_arrays,
     reversal_pairs,
@@ -81,7 +88,10 @@ __all__ = [
     "Vocab",
     "bleu",
     "corpus_scores",
+    "evaluate_held_out",
     "evaluate_translations",
+    "evaluate_reversal",
+    "show_translations",
     "translate_corpus",
     "build_array_nmt",
     "check_int",

@@ -89,3 +89,32 @@ def evaluate_translations(translate, tgt_vocab, name="bleu"):
     _show_scores(f"{name}_training", "training", seen, tgt_vocab)
     _show_scores(f"{name}_held_out", "held-out", unseen, tgt_vocab)
     return _best_first(seen), _best_first(unseen)
+
+
+@checked
+def show_translations(translate, sources, references, name="test_sentences"):
+    """Translate each English sentence of ``sources`` with ``translate`` (English sentence -> French sentence,
+    both str), print it with its per-sentence BLEU (k = 2) against the French sentence of ``references`` at the
+    same position, and show the record ``name``: ``exact`` (how many score 1) and ``sentences``. Returns the
+    list of translations, in the order of ``sources``."""
+    outputs, exact = [], 0
+    for source, reference in zip(sources, references):
+        output = translate(source)
+        score = bleu(output, reference, k=2)
+        exact += score == 1
+        print(f"{source} => {output}, BLEU {score:.3f}")
+        outputs.append(output)
+    show_record(
+        name, f"{exact} of {len(sources)} exact", exact=exact, sentences=len(sources)
+    )
+    return outputs
+
+
+@checked
+def evaluate_held_out(translate, tgt_vocab, name):
+    """Translate the held-out sentences with ``translate`` (English sentence -> French sentence) and show the
+    record ``name`` with the fields of :func:`evaluate_translations`'s records (``sentences``, ``bleu``,
+    ``exact``, ``unknown``, ``corpus_bleu``, ``chrf``). Returns the list of :class:`Translation`, best first."""
+    unseen = translate_corpus(translate, read_data_nmt("heldout"))
+    _show_scores(name, "held-out", unseen, tgt_vocab)
+    return _best_first(unseen)

@@ -478,6 +478,13 @@ def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8
     the symbols). ``num_steps`` must be at least ``max_len + 1``."""
 
 
+def evaluate_reversal(translate, num_examples=100, seed=1):
+    """*neutral.* Reverse the strings of ``reversal_pairs(num_examples, seed=seed)`` with ``translate`` (source
+    string -> (output string, one (num_steps,) array of source weights per output step)) and show the record
+    "reversal": ``exact``, ``strings``, ``steps`` and ``share``, the share of the symbols' output steps i whose
+    largest weight falls on source position L - 1 - i. Returns the Record."""
+
+
 def neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
     """*neutral.* ``num_examples`` random strings of ``num_steps`` symbols as (X (n, num_steps, num_symbols +
     num_steps) float32: each position's one-hot symbol, then its one-hot position; Y (n, num_steps, 2) int32:
@@ -532,6 +539,17 @@ def evaluate_translations(translate, tgt_vocab, name="bleu"):
     """*neutral.* Translate the first 600 training pairs and the held-out sentences with ``translate`` and show
     the records ``<name>_training`` and ``<name>_held_out`` (sentences, bleu, exact, unknown, corpus_bleu,
     chrf); returns the two lists of ``Translation``, best first."""
+
+
+def evaluate_held_out(translate, tgt_vocab, name):
+    """*neutral.* Translate the held-out sentences with ``translate`` and show the record ``name`` (the fields of
+    ``evaluate_translations``'s records); returns the list of ``Translation``, best first."""
+
+
+def show_translations(translate, sources, references, name="test_sentences"):
+    """*neutral.* Translate ``sources`` (English str) with ``translate``, print each with its per-sentence BLEU
+    (k = 2) against ``references`` (French str, one per source), and show the record ``name`` (``exact``,
+    ``sentences``); returns the translations."""
 
 
 # --- per framework: data iterators (Sequence-to-Sequence Toolkit) ----------------------------------------------

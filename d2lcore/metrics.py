@@ -16,26 +16,10 @@ def _ngrams(tokens, n):
 
 @checked
 def bleu(pred_seq, label_seq, k):
-    """Per-sentence BLEU of a predicted sentence against one label sentence, both
-    space-separated strings: the book's variant, not the corpus BLEU of Papineni et al.,
-    which sums the n-gram matches of all sentences before it combines them, with equal
-    weights 1/4 for n = 1..4.
-
-    With ``len_pred`` and ``len_label`` the numbers of tokens,
-
-        BLEU = exp(min(0, 1 - len_label / len_pred)) * prod_{n=1}^{m} p_n ** (1 / 2**n),
-
-    where ``m = min(k, len_pred)`` and ``p_n`` is the number of n-grams of the prediction that
-    match the label (each label n-gram matches at most as often as it occurs there), divided
-    by the number of n-grams of the prediction, ``len_pred - n + 1``. The first factor
-    penalizes predictions shorter than the label. The exponent 1 / 2**n shrinks as n grows,
-    so longer n-grams weigh less: a low precision of bigrams costs less than one of
-    unigrams. A prediction shorter than ``k`` is scored on the n-grams it has; an empty one
-    scores 0.
-
-    Papineni, K., Roukos, S., Ward, T., & Zhu, W.-J. (2002). BLEU: a method for automatic
-    evaluation of machine translation. Proceedings of ACL, 311-318.
-    """
+    """Per-sentence BLEU (Papineni et al., 2002, scored on one sentence) of ``pred_seq``
+    against ``label_seq``, space-separated strings: a float in [0, 1], exp(min(0, 1 -
+    len_label / len_pred)) * prod over n = 1 ... min(k, len_pred) of p_n ** (1 / 2**n), with
+    p_n the clipped n-gram precision. An empty prediction scores 0."""
     pred = [token for token in pred_seq.split(" ") if token]
     label = [token for token in label_seq.split(" ") if token]
     if not pred:

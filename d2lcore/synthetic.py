@@ -50,6 +50,34 @@ def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8
 
 
 @checked
+def evaluate_reversal(translate, num_examples=100, seed=1):
+    """Reverse the ``num_examples`` strings of ``reversal_pairs(num_examples, seed=seed)`` with ``translate``
+    (source string -> (output string, attention): one array (num_steps,) of source weights per output step, as
+    ``predict_seq2seq`` returns with ``save_attention_weights=True``) and show the record "reversal": ``exact``
+    (strings reversed exactly), ``strings``, ``steps`` (the output steps that write a symbol, L per string of L
+    symbols) and ``share`` (the share of those steps whose largest weight falls on source position L - 1 - i,
+    the one that step i copies). Returns the Record."""
+    sources, targets = reversal_pairs(num_examples, seed=seed)
+    on_target = steps = exact = 0
+    for source, target in zip(sources, targets):
+        output, attention = translate(" ".join(source))
+        exact += output == " ".join(target)
+        for i, weights in enumerate(attention[: len(source)]):
+            on_target += int(numpy.argmax(to_numpy(weights))) == len(source) - 1 - i
+            steps += 1
+    share = on_target / steps if steps else 0.0
+    return show_record(
+        "reversal",
+        f"{exact} of {num_examples} strings reversed exactly; the largest weight on the expected "
+        f"position at {on_target} of {steps} output steps ({share:.1%})",
+        exact=exact,
+        strings=num_examples,
+        share=share,
+        steps=steps,
+    )
+
+
+@checked
 def neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):
     """``num_examples`` random strings of ``num_steps`` symbols (indices 0 ... ``num_symbols`` - 1, drawn with
     ``numpy.random.default_rng(seed)``) as ``(X, Y)``, NumPy.

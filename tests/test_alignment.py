@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from d2lcore import synthetic
+from d2lcore.records import collect
 
 # The page's settings (chapters/attention/bahdanau-attention.md, "Seeing Attention Work")
 SEED, NUM_EXAMPLES, NUM_STEPS, BATCH_SIZE, LR, NUM_EPOCHS = 2, 2000, 9, 128, 0.01, 12
@@ -37,20 +38,28 @@ def test_reversal_arrays_hold_the_pairs_in_the_toolkits_layout():
             assert set(row[n:].tolist()) <= {vocab["<pad>"]}
 
 
-def reversal_alignment(d2l, net, vocab, num_strings=100, seed=1):
-    """(share of the output steps whose largest weight falls on the source position they copy, share of the
-    strings reversed exactly), over ``num_strings`` new strings: the page's measurement."""
-    on_target = steps = exact = 0
-    sources, targets = d2l.reversal_pairs(num_strings, seed=seed)
-    for source, target in zip(sources, targets):
-        output, attention = d2l.predict_seq2seq(
-            net, " ".join(source), vocab, vocab, NUM_STEPS, d2l.cpu(), save_attention_weights=True
-        )
-        exact += output == " ".join(target)
-        for i, weights in enumerate(attention[: len(source)]):
-            on_target += int(np.argmax(weights)) == len(source) - 1 - i
-            steps += 1
-    return on_target / steps, exact / num_strings
+def fake_translator(offset):
+    """A translator that reverses every string, with attention one-hot on source position L - 1 - i + offset."""
+
+    def translate(sentence):
+        source = sentence.split()
+        n = len(source)
+        attention = [np.eye(NUM_STEPS)[(n - 1 - i + offset) % NUM_STEPS] for i in range(n + 1)]
+        return " ".join(source[::-1]), attention
+
+    return translate
+
+
+def test_evaluate_reversal_counts_the_steps_that_look_where_reversal_says():
+    with collect() as records:
+        right = synthetic.evaluate_reversal(fake_translator(0), num_examples=20)
+        off = synthetic.evaluate_reversal(fake_translator(1), num_examples=20)
+        wrong = synthetic.evaluate_reversal(lambda s: ("a", fake_translator(0)(s)[1]), 20)
+    assert [r.name for r in records] == ["reversal"] * 3
+    steps = sum(len(s) for s in synthetic.reversal_pairs(20, seed=1)[0])
+    assert dict(right) == {"exact": 20, "strings": 20, "share": 1.0, "steps": steps}
+    assert off["share"] == 0.0 and off["exact"] == 20
+    assert wrong["exact"] == 0 and wrong["share"] == 1.0
 
 
 def test_trained_attention_finds_the_reversal(d2l, capsys):
@@ -61,7 +70,13 @@ def test_trained_attention_finds_the_reversal(d2l, capsys):
         d2l.Seq2SeqAttentionDecoder(len(vocab), embed_size=16, num_hiddens=32, num_layers=1),
     )
     d2l.train_seq2seq(net, d2l.load_array(arrays, BATCH_SIZE), LR, NUM_EPOCHS, vocab, d2l.cpu())
-    share, exact = reversal_alignment(d2l, net, vocab)
+    with collect():
+        record = d2l.evaluate_reversal(
+            lambda s: d2l.predict_seq2seq(
+                net, s, vocab, vocab, NUM_STEPS, d2l.cpu(), save_attention_weights=True
+            )
+        )
+    share, exact = record["share"], record["exact"] / record["strings"]
     with capsys.disabled():
         print(f" alignment {share:.3f}, exact {exact:.2f}", end=" ")
     assert exact >= 0.9, f"only {exact:.0%} of the new strings reversed exactly"

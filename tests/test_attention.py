@@ -1,4 +1,4 @@
-"""Masked softmax, additive and scaled dot-product attention (section 3), in every framework."""
+"""Masked softmax, additive and scaled dot-product attention (Attention Scoring Functions), in every framework."""
 
 import numpy as np
 import pytest

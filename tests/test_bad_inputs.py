@@ -185,7 +185,7 @@ def masked_softmax_scores(framework, data):
     return batch, T(framework, rng(data).normal(size=(batch, q, k)).astype(np.float32))
 
 
-# --- section 3: masked softmax and attention scoring ----------------------------------------------------------
+# --- Attention Scoring Functions: masked softmax and attention scoring ----------------------------------------
 
 
 @case("masked_softmax: int X", "X")
@@ -265,7 +265,7 @@ def _(framework, d2l, data):
     return lambda: layer(X, X, X, lengths_with(framework, data, 2, bad))
 
 
-# --- section 5: multi-head attention ------------------------------------------------------------------------
+# --- Multi-Head Attention -----------------------------------------------------------------------------------
 
 
 @case("MultiHeadAttention: num_heads", "num_heads")
@@ -329,7 +329,7 @@ def _(framework, d2l, data):
     return lambda: layer(X, X, X, lens)
 
 
-# --- section 6: positional encoding; section 2: kernel regression -----------------------------------------------
+# --- positional encoding; Nadaraya–Watson kernel regression -----------------------------------------------------
 
 
 @case("PositionalEncoding: num_hiddens", "num_hiddens")
@@ -422,7 +422,7 @@ def _(framework, d2l, data):  # a loss of 0 and no update, silently, before the 
     return lambda: d2l.train_nw(net, q, kv, kv, q)
 
 
-# --- section 4: encoder–decoder, masks and loss ---------------------------------------------------------------
+# --- Sequence-to-Sequence Toolkit: encoder–decoder, masks and loss --------------------------------------------
 
 
 def seq2seq(framework, vocab=6):
@@ -637,7 +637,7 @@ def _(framework, d2l, data):
     return lambda: loss(pred, ids(framework, np.zeros((batch, steps + 1))), lens)
 
 
-# --- section 7: the Transformer ---------------------------------------------------------------------------------
+# --- The Transformer --------------------------------------------------------------------------------------------
 
 TRANSFORMER_SIZES = dict(
     vocab_size=6, num_hiddens=8, ffn_num_hiddens=16, num_heads=2, num_layers=1, dropout=0.0
@@ -1037,6 +1037,42 @@ def _(framework, d2l, data):
 def _(framework, d2l, data):
     name = data.draw(st.sampled_from(["", "bleu-held", "1st", None, 3]))
     return lambda: d2l.evaluate_translations(lambda s: s, d2l.Vocab(["va"]), name)
+
+
+@case("neutral: evaluate_held_out", "translate")
+def _(framework, d2l, data):
+    translate = data.draw(st.sampled_from([None, "va !", 3]))
+    return lambda: d2l.evaluate_held_out(translate, d2l.Vocab(["va"]), "zero_start")
+
+
+@case("neutral: evaluate_held_out name", "name")
+def _(framework, d2l, data):
+    name = data.draw(st.sampled_from(["", "zero-start", "1st", None, 3]))
+    return lambda: d2l.evaluate_held_out(lambda s: s, d2l.Vocab(["va"]), name)
+
+
+@case("neutral: show_translations", "sources")
+def _(framework, d2l, data):
+    sources = data.draw(st.sampled_from([None, "go .", [1, 2], ["go .", None]]))
+    return lambda: d2l.show_translations(lambda s: s, sources, ["va !", "salut !"])
+
+
+@case("neutral: show_translations references", "references")
+def _(framework, d2l, data):
+    references = data.draw(st.sampled_from([[], ["va !"], ["va !", "salut !", "cours !"]]))
+    return lambda: d2l.show_translations(lambda s: s, ["go .", "hi ."], references)
+
+
+@case("neutral: evaluate_reversal", "translate")
+def _(framework, d2l, data):
+    translate = data.draw(st.sampled_from([None, "a b", 3]))
+    return lambda: d2l.evaluate_reversal(translate, num_examples=2)
+
+
+@case("neutral: evaluate_reversal num_examples", "num_examples")
+def _(framework, d2l, data):
+    num_examples = data.draw(bad_size)
+    return lambda: d2l.evaluate_reversal(lambda s: (s, []), num_examples=num_examples)
 
 
 @case("neutral: tokenize_nmt", "num_examples")

@@ -1,4 +1,4 @@
-"""The Bahdanau decoder's steps (section 5): its outputs and attention weights are those of the loop of the
+"""The Bahdanau decoder's steps (Bahdanau Attention): its outputs and attention weights are those of the loop of the
 equations, written out step by step, in every framework."""
 
 import numpy as np
@@ -24,8 +24,8 @@ def concat_last(framework, a, b):
 
 
 def test_decoder_steps_equal_plain_attention(framework, d2l, tensor):
-    """The Bahdanau decoder (section 5) gives the outputs and weights of the same loop written out here, one call of
-    its attention layer and one GRU step per target step."""
+    """The Bahdanau decoder gives the outputs and weights of the same loop written out here, one call of its
+    attention layer and one GRU step per target step."""
     decoder = d2l.Seq2SeqAttentionDecoder(vocab_size=7, embed_size=3, num_hiddens=4, num_layers=2)
     encoder = d2l.Seq2SeqEncoder(vocab_size=7, embed_size=3, num_hiddens=4, num_layers=2)
     X = tensor(RNG.integers(0, 7, size=(3, 5)).astype(np.int32))

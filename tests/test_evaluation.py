@@ -59,3 +59,30 @@ def test_evaluate_translations_lists_best_first():
     for results in (seen, unseen):
         keys = [(-r.bleu, r.source) for r in results]
         assert keys == sorted(keys)
+
+
+def test_show_translations_prints_each_score_and_counts_the_exact_ones(capsys):
+    outputs = {"go .": "va !", "hi .": "bonjour !", "run !": "cours !"}
+    with collect() as records:
+        shown = d2l.show_translations(
+            outputs.__getitem__, list(outputs), ["va !", "salut !", "cours !"], name="few"
+        )
+    assert shown == ["va !", "bonjour !", "cours !"]
+    (record,) = records
+    assert record.name == "few" and dict(record) == {"exact": 2, "sentences": 3}
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        "go . => va !, BLEU 1.000",
+        f"hi . => bonjour !, BLEU {d2l.bleu('bonjour !', 'salut !', k=2):.3f}",
+        "run ! => cours !, BLEU 1.000",
+    ]
+
+
+def test_evaluate_held_out_shows_one_record_under_its_name():
+    with collect() as records:
+        unseen = d2l.evaluate_held_out(lambda s: s, d2l.Vocab(["va"]), "echo")
+    (record,) = records
+    assert record.name == "echo" and record["sentences"] == len(unseen) == 120
+    assert record["exact"] == 0.0 and record.text.startswith("held-out: ")
+    keys = [(-r.bleu, r.source) for r in unseen]
+    assert keys == sorted(keys)

@@ -1,4 +1,4 @@
-"""Multi-head attention (section 6): the head reshapes, values against a direct NumPy computation,
+"""Multi-head attention (Multi-Head Attention): the head reshapes, values against a direct NumPy computation,
 gradients, and agreement with PyTorch's and Keras's own multi-head attention."""
 
 import math

@@ -1,5 +1,5 @@
-"""Sinusoidal positional encoding (section 7): the table against its formula, the rotation between
-positions, offsets, odd widths and bad input."""
+"""Sinusoidal positional encoding (Self-Attention and Positional Encoding): the table against its formula, the
+rotation between positions, offsets, odd widths and bad input."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""The encoder–decoder of sections 4 and 5, with Bahdanau attention: shapes, the masked loss, the same
-function in every framework, training and greedy translation."""
+"""The encoder–decoder of the Sequence-to-Sequence Toolkit and Bahdanau Attention pages: shapes, the masked loss,
+the same function in every framework, training and greedy translation."""
 
 import contextlib
 import importlib

@@ -1,4 +1,4 @@
-"""The Transformer (section 8): its layers against NumPy and the syllabus demos, the same
+"""The Transformer (its three pages): its layers against NumPy and the syllabus demos, the same
 function in every framework with the same weights, causal decoding step by step through the
 caches, the positions of the steps at inference, padding masks, clear errors and gradients."""
 

@@ -86,7 +86,7 @@ class _EncoderDecoder(nn.Block):
         return self.decoder(dec_X, state)
 
 
-# --- section 5 ---------------------------------------------------------------------------
+# --- Bahdanau Attention ------------------------------------------------------------------
 
 
 class _GRUEncoder(nn.Block):
@@ -132,7 +132,7 @@ def bahdanau_net(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, drop
     return _EncoderDecoder(encoder, decoder)
 
 
-# --- section 8 ---------------------------------------------------------------------------
+# --- The Transformer ---------------------------------------------------------------------
 
 
 class _Positions(nn.Block):

@@ -93,7 +93,7 @@ class _EncoderDecoder(nn.Module):
         return self.decoder(dec_X, state)
 
 
-# --- section 5: GRU encoder, Bahdanau decoder ------------------------------------------
+# --- Bahdanau Attention: GRU encoder, Bahdanau decoder ---------------------------------
 
 
 class _GRUEncoder(nn.Module):
@@ -137,7 +137,7 @@ def bahdanau_net(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, drop
     return _EncoderDecoder(encoder, decoder)
 
 
-# --- section 8: the Transformer ---------------------------------------------------------
+# --- The Transformer --------------------------------------------------------------------
 
 
 class _Positions(nn.Module):

@@ -108,7 +108,7 @@ def _layer_states(states):
     return [s[0] if isinstance(s, list | tuple) else s for s in states]
 
 
-# --- section 5 ---------------------------------------------------------------------------
+# --- Bahdanau Attention ------------------------------------------------------------------
 
 
 class _GRUEncoder(keras.layers.Layer):
@@ -157,7 +157,7 @@ def bahdanau_net(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, drop
     return _EncoderDecoder(encoder, decoder)
 
 
-# --- section 8 ---------------------------------------------------------------------------
+# --- The Transformer ---------------------------------------------------------------------
 
 
 class _Positions(keras.layers.Layer):

@@ -17,13 +17,9 @@ os.environ.setdefault("MXNET_USE_MKLDNN_RNN", "0")
 
 
 class GRU(rnn.GRU):
-    """``num_layers`` GRU layers (Cho et al., 2014) with dropout between layers (in
-    training).
-
+    """``num_layers`` GRU layers (Cho et al., 2014), dropout between them in training.
     X (batch, steps, inputs), state (num_layers, batch, num_hiddens) or None for zeros ->
-    (outputs (batch, steps, num_hiddens): the last layer's state at every step, new state
-    (num_layers, batch, num_hiddens)). A call on one step (steps = 1) advances the state
-    by one step. Input sizes are inferred on the first call."""
+    (outputs (batch, steps, num_hiddens), new state (num_layers, batch, num_hiddens))."""
 
     def __init__(self, num_hiddens, num_layers, dropout=0):
         super().__init__(num_hiddens, num_layers, dropout=dropout, layout="NTC")

@@ -31,15 +31,11 @@ class Seq2SeqEncoder(Encoder):
 
 @checked
 class Seq2SeqDecoder(Decoder):
-    """The decoder without attention (Cho et al., 2014): one context c, the final state of
-    the encoder's last layer, goes with the embedding of the previous token y_{t'-1} into
-    the GRU at every step; the GRU starts from the encoder's final state, and a dense layer
-    turns its outputs into scores for the next token.
-
-    ``init_state(enc_outputs, enc_valid_lens=None)``: the encoder's (outputs, state
-    (num_layers, batch, num_hiddens)) -> the state (context (batch, num_hiddens), hidden
-    (num_layers, batch, num_hiddens)); the lengths are not used. ``forward(X (batch, steps)
-    token indices, state)`` -> (logits (batch, steps, vocab_size), new state)."""
+    """The decoder without attention (Cho et al., 2014): the context c, the final state of
+    the encoder's last layer, enters the GRU beside the previous token's embedding at every
+    step. init_state: the encoder's (outputs, state (num_layers, batch, num_hiddens)) ->
+    (c (batch, num_hiddens), that state). X (batch, steps) token indices, state ->
+    (logits (batch, steps, vocab_size), new state)."""
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()

@@ -20,23 +20,19 @@ from .weights import export_weights, load_weights
 
 
 def _initialize(net):
-    """The rule of d2lcore.initialization: Xavier-uniform weight matrices, zero biases.
-    One call on a dummy batch first creates the weights whose sizes are inferred."""
+    """d2lcore.initialization's rule; a call on a dummy batch first creates lazy weights."""
     dummy = tf.zeros((1, 1), dtype=tf.int32)
     net(dummy, dummy, tf.ones(1, dtype=tf.int32))
     load_weights(net, xavier_uniform_weights(export_weights(net)))
 
 
 def _device_name(device):
-    """The name for tf.device: of a tf.config.LogicalDevice (e.g. from try_gpu()) or a str
-    such as "/GPU:0"."""
+    """The name for tf.device of a tf.config.LogicalDevice or a str such as "/GPU:0"."""
     return device if isinstance(device, str) else device.name
 
 
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
-    """A compiled training step for batches shaped like ``batch``, traced here. The batch
-    size is left open (None) so that a smaller last batch reuses the same graph instead of
-    tracing anew."""
+    """The compiled step for batches like ``batch``, of any batch size (no new tracing)."""
     signature = [tf.TensorSpec((None, *a.shape[1:]), a.dtype) for a in batch]
     # Adam's variables now: a tf.function that creates variables is traced twice
     optimizer.build(net.trainable_variables)
@@ -63,16 +59,10 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
 
 @checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
-    """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
-
-    ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
-    ``data_iter``, (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), (batch,),
-    (batch, tgt_steps), (batch,) (token indices, lengths), is a teacher-forced step: the
-    decoder reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global
-    norm is clipped to 1. The step runs as a TensorFlow graph (tf.function), traced on
-    the first batch. Plots the loss every 10 epochs, shows the final loss and the speed
-    (the record "training", see d2lcore.records), and returns the loss per token of
-    every epoch."""
+    """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
+    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
+    (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
     with tf.device(_device_name(device)):
         _initialize(net)
         optimizer = keras.optimizers.Adam(learning_rate=lr, global_clipnorm=1)
@@ -168,19 +158,10 @@ def predict_seq2seq(
     device,
     save_attention_weights=False,
 ):
-    """Greedy translation of one sentence by ``net`` (an EncoderDecoder), on ``device`` (a
-    tf.config.LogicalDevice, e.g. from try_gpu()).
-
-    The sentence is cleaned like the corpus (lowercase, a space before , . ! ?), ends with
-    <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
-    emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
-    (translation, attention): ``attention`` lists, for every step (the <eos> step
-    included), the decoder's attention weights of that step as NumPy (``last_query``:
-    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
-    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
-    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is [].
-    The encoder and each decoder step run as TensorFlow graphs, traced on their first use
-    and kept for later sentences (the first translation takes longer)."""
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``),
+    cut or padded to ``num_steps`` tokens: (translation, attention), with ``attention`` the
+    decoder's weights of every step as NumPy if ``save_attention_weights``, else []; each
+    (num_steps,) for Seq2SeqAttentionDecoder (see last_query for the Transformer's)."""
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     output, attention = [], []

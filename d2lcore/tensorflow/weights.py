@@ -15,6 +15,7 @@ converters."""
 import functools
 
 import keras
+import numpy
 
 from d2lcore.weights import NOT_BUILT, WeightsIO
 
@@ -138,6 +139,47 @@ def _unbuilt(layer, whole):
 
 WEIGHTS = WeightsIO(keras.layers.Layer, _parts, _unbuilt)
 """TensorFlow's export and load (see :class:`d2lcore.weights.WeightsIO`)."""
+
+
+# Keras keeps a GRU layer's input weights as one kernel (inputs, 3h) with the gates in the
+# order (update z, reset r, new n), the recurrent ones as recurrent_kernel (h, 3h), and
+# both biases in bias (2, 3h). The canonical (PyTorch) layout is weight_ih (3h, inputs)
+# with the gates in the order (r, z, n), weight_hh (3h, h), bias_ih (3h,), bias_hh (3h,).
+def _to_rzn(kernel_zrn):
+    """Columns (z, r, n) of a Keras kernel -> rows (r, z, n) of a canonical weight."""
+    z, r, n = numpy.split(kernel_zrn, 3, axis=-1)
+    return numpy.concatenate((r, z, n), axis=-1).T
+
+
+def _to_zrn(weight_rzn):
+    """Rows (r, z, n) of a canonical weight -> columns (z, r, n) of a Keras kernel."""
+    r, z, n = numpy.split(weight_rzn, 3, axis=0)
+    return numpy.concatenate((z, r, n), axis=0).T
+
+
+def gru_export(gru):
+    """The weights of d2lcore's GRU (its Keras layers ``gru.grus``) in PyTorch's layout:
+    weight_ih_l{k} (3h, inputs), weight_hh_l{k} (3h, h), bias_ih_l{k} (3h,), bias_hh_l{k}
+    (3h,) for every layer k, gates in the order (r, z, n)."""
+    arrays = {}
+    for k, layer in enumerate(gru.grus):
+        cell = layer.cell
+        arrays[f"weight_ih_l{k}"] = _to_rzn(cell.kernel.numpy())
+        arrays[f"weight_hh_l{k}"] = _to_rzn(cell.recurrent_kernel.numpy())
+        bias = cell.bias.numpy()  # (2, 3h): input bias, recurrent bias
+        arrays[f"bias_ih_l{k}"] = _to_rzn(bias[0])
+        arrays[f"bias_hh_l{k}"] = _to_rzn(bias[1])
+    return arrays
+
+
+def gru_load(gru, arrays):
+    """Set the weights of d2lcore's GRU from ``arrays`` laid out as gru_export gives them."""
+    for k, layer in enumerate(gru.grus):
+        cell = layer.cell
+        cell.kernel.assign(_to_zrn(arrays[f"weight_ih_l{k}"]))
+        cell.recurrent_kernel.assign(_to_zrn(arrays[f"weight_hh_l{k}"]))
+        bias_ih, bias_hh = arrays[f"bias_ih_l{k}"], arrays[f"bias_hh_l{k}"]
+        cell.bias.assign(numpy.stack((_to_zrn(bias_ih), _to_zrn(bias_hh))))
 
 
 def register_converter(layer_type, export_fn, load_fn):

@@ -17,8 +17,7 @@ from .weights import export_weights, load_weights
 
 
 def _initialize(net, device):
-    """The rule of d2lcore.initialization: Xavier-uniform weight matrices, zero biases.
-    One call on a dummy batch first creates the weights whose sizes are inferred."""
+    """d2lcore.initialization's rule; a call on a dummy batch first creates lazy weights."""
     dummy = torch.zeros((1, 1), dtype=torch.long, device=device)
     with torch.no_grad():
         net(dummy, dummy, torch.ones(1, dtype=torch.long, device=device))
@@ -27,14 +26,10 @@ def _initialize(net, device):
 
 @checked
 def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
-    """Train ``net`` (an EncoderDecoder) with Adam on the per-token cross-entropy.
-
-    ``net`` is first (re)initialised (d2lcore.initialization). Each batch of
-    ``data_iter``, (X, X_valid_len, Y, Y_valid_len), is a teacher-forced step: the decoder
-    reads <bos> followed by Y[:, :-1] and must predict Y; the gradient's global norm is
-    clipped to 1. Plots the loss every 10 epochs, shows the final loss and the speed
-    (the record "training", see d2lcore.records), and returns the loss per token of
-    every epoch."""
+    """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
+    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
+    (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
     net.to(device)
     _initialize(net, device)
     # fused: Adam's update of each weight in one kernel on its device (faster)
@@ -83,16 +78,10 @@ def predict_seq2seq(
     device,
     save_attention_weights=False,
 ):
-    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``).
-
-    The sentence is cleaned like the corpus (lowercase, a space before , . ! ?), ends with
-    <eos> and is cut or padded to ``num_steps`` tokens. Starting from <bos>, the decoder
-    emits its most likely token each step, until <eos> or ``num_steps`` tokens. Returns
-    (translation, attention): ``attention`` lists, for every step (the <eos> step
-    included), the decoder's attention weights of that step as NumPy (``last_query``:
-    (num_steps,) source weights for Seq2SeqAttentionDecoder, a pair (self-attention
-    (num_layers, num_heads, step + 1), encoder–decoder attention (num_layers, num_heads,
-    num_steps)) for TransformerDecoder), if ``save_attention_weights``; else it is []."""
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``),
+    cut or padded to ``num_steps`` tokens: (translation, attention), with ``attention`` the
+    decoder's weights of every step as NumPy if ``save_attention_weights``, else []; each
+    (num_steps,) for Seq2SeqAttentionDecoder (see last_query for the Transformer's)."""
     src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
     eos = tgt_vocab["<eos>"]
     net.eval()
