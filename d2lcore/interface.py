@@ -102,8 +102,8 @@ class Animator:
         """Add a point to each curve; redraw unless ``draw`` is False."""
 
     def add_epoch(self, epoch, num_epochs, y, every=10, max_draws=10):
-        """In a training loop: a point every ``every`` epochs and after the last; at most ``max_draws``
-        drawings."""
+        """In a training loop: a point after the first epoch, every ``every`` epochs (about ten points in a
+        short run) and after the last; at most ``max_draws`` drawings."""
 
     def draw(self):
         """Draw the curves with all the points added so far."""

@@ -221,10 +221,12 @@ class Animator:
 
     def add_epoch(self, epoch, num_epochs, y, every=10, max_draws=10):
         """In a training loop over ``num_epochs`` epochs, after epoch ``epoch`` (counted from 1): add the point
-        ``(epoch, y)`` every ``every`` epochs and after the last, and draw at most ``max_draws`` times, last after
-        the last epoch, with every point."""
+        ``(epoch, y)`` after the first epoch, every ``every`` epochs (in a run of fewer than ``10 * every`` epochs,
+        every ``ceil(num_epochs / 10)``, so that a short run still gets about ten points) and after the last, and
+        draw at most ``max_draws`` times, last after the last epoch, with every point."""
+        every = min(every, math.ceil(num_epochs / 10))
         last = epoch == num_epochs
-        if epoch % every and not last:
+        if epoch % every and epoch != 1 and not last:
             return
         draw_every = every * math.ceil(num_epochs / (every * max_draws))
         self.add(epoch, y, draw=last or epoch % draw_every == 0)

@@ -1,5 +1,6 @@
 """The framework-neutral helpers (plotting, timing, shape checks) and each framework's seeds and devices."""
 
+import math
 import time
 
 import matplotlib
@@ -143,7 +144,7 @@ def test_animator_draws_only_when_asked_and_then_every_point():
     assert drawn[0][0] == [1.0, 2.0, 3.0, 4.0, 5.0]
 
 
-@pytest.mark.parametrize("num_epochs", [1, 7, 10, 50, 95, 100, 200, 250, 1000])
+@pytest.mark.parametrize("num_epochs", [1, 7, 10, 12, 50, 80, 95, 100, 200, 250, 1000])
 def test_animator_add_epoch_draws_at_most_max_draws_times_and_last_with_every_point(
     num_epochs, monkeypatch
 ):
@@ -152,8 +153,9 @@ def test_animator_add_epoch_draws_at_most_max_draws_times_and_last_with_every_po
     monkeypatch.setattr(animator, "draw", lambda: drawings.append(len(animator.X[0])))
     for epoch in range(1, num_epochs + 1):
         animator.add_epoch(epoch, num_epochs, 1 / epoch)
-    points = [e for e in range(10, num_epochs + 1, 10)]
-    points += [num_epochs] if num_epochs % 10 else []
+    step = min(10, math.ceil(num_epochs / 10))  # a short run gets about ten points too
+    # the first epoch's point too
+    points = sorted({1, *range(step, num_epochs + 1, step), num_epochs})
     assert animator.X[0] == [float(e) for e in points]
     assert 1 <= len(drawings) <= 10 and drawings[-1] == len(points)
     assert len(drawings) >= min(10, len(points)) // 2  # now and then, not only at the end

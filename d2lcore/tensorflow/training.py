@@ -82,7 +82,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
             losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
             total_tokens += int(num_tokens)
-            # a point every 10 epochs; at most 10 drawings (about 50 ms each in a notebook)
+            # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
             animator.add_epoch(epoch + 1, num_epochs, losses[-1])
         seconds = timer.stop()
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
