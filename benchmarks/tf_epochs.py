@@ -7,8 +7,8 @@ so that bit-identical training shows as the same number.
 Runs alternate between the checkouts (A B, B A, ...), each a fresh process with the environment
 of the book's kernel and the pages' seed; medians over the pairs, with the load average.
 
-    .venv/bin/python benchmarks/tf_epochs.py --other /work/main --model transformer --epochs 20
-    .venv/bin/python benchmarks/tf_epochs.py --other /work/old --other-python /work/old/.venv/bin/python
+    .venv/bin/python benchmarks/tf_epochs.py --other ../main --model transformer --epochs 20
+    .venv/bin/python benchmarks/tf_epochs.py --other ../old --other-python ../old/.venv/bin/python
 """
 
 import argparse
