@@ -15,18 +15,19 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' d2lcore/__init__.py)
 WHEEL := _build/dist/d2lcore-$(VERSION)-py3-none-any.whl
 PACKAGE_FILES := $(shell git ls-files d2lcore data 2>/dev/null) pyproject.toml MANIFEST.in README.md LICENSE
 
-.PHONY: help book notebooks html test lint lint-workflows lint-notebooks unit nbval expected-outputs browser-test browser lab clean \
-	distclean timings constraints bench dist standalone
+.PHONY: help install book notebooks html test lint lint-workflows lint-notebooks unit nbval expected-outputs browser-test \
+	browser lab clean distclean timings constraints bench dist
 
 help:
 	@echo "make book       install (first time), execute all notebooks, build the HTML book in _build/html"
+	@echo "make install    the virtual environment, Chromium and actionlint (make test does it the first time)"
 	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
 	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
-	@echo "make nbval      execute each notebook once, checking its tagged outputs; the build reuses it"
+	@echo "make nbval      execute each notebook once, in fresh environments outside the clone, checking its"
+	@echo "                tagged outputs; the build reuses it (HERE=1: in this environment, faster to repeat)"
 	@echo "make expected-outputs  record the checked outputs again after an intended change"
 	@echo "make lab        JupyterLab on the per-framework notebooks"
 	@echo "make dist       build the d2lcore sdist and wheel into _build/dist and check them"
-	@echo "make standalone run the site's downloadable notebooks in fresh venvs outside the repository"
 	@echo "make bench      ours against the reference, our attention, the whole book's time (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
 	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
@@ -88,15 +89,6 @@ $(WHEEL): $(STAMP) $(PACKAGE_FILES)
 	$(PY) -m build --outdir _build/dist .
 	$(VENV)/bin/twine check --strict _build/dist/*
 
-# Every framework's downloadable notebooks, taken from the built site, run in fresh virtual environments in a
-# temporary folder outside the clone (booktools/standalone.py). MODE=reader|cloud picks one way; default both.
-# It builds the site first (about 15 s when nothing changed): a site built before a change to d2lcore would
-# hand out notebooks that no longer match the package.
-standalone: dist
-	D2L_REPOSITORY="$${D2L_REPOSITORY:-$(TEST_REPOSITORY)}" $(MAKE) html
-	$(PY) -m booktools standalone $(if $(FRAMEWORK),--framework $(FRAMEWORK)) $(if $(MODE),--mode $(MODE)) \
-		$(if $(STANDALONE_PYTHON),--python $(STANDALONE_PYTHON))
-
 # The notebooks' code too; I001 (import order) is off because d2lcore is imported before the framework.
 lint-notebooks: notebooks
 	$(VENV)/bin/ruff check --ignore I001 _build/notebooks
@@ -105,10 +97,13 @@ unit: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not browser" tests
 
 # Each notebook executed once, by nbval, its checked cells compared with the outputs recorded in
-# chapters/<chapter>/expected/; the executed notebooks go to the build's cache, so `make html` does not execute
-# them again (booktools/validate.py). After an intended change: make expected-outputs SECTION=.. FRAMEWORK=..
-nbval: $(STAMP)
-	$(PY) -m booktools nbval $(SELECT) $(if $(CPU),--cpu $(CPU))
+# chapters/<chapter>/expected/, in a fresh virtual environment per framework outside the clone, as a reader and a
+# cloud runtime run the site's notebooks (booktools/standalone.py); the executed notebooks go to the build's cache,
+# so `make html` does not execute them again. HERE=1 runs them in this environment's kernels instead
+# (booktools/validate.py). After an intended change: make expected-outputs SECTION=.. FRAMEWORK=..
+nbval: $(STAMP) $(WHEEL)
+	$(PY) -m booktools nbval $(SELECT) $(if $(CPU),--cpu $(CPU)) $(if $(HERE),--here) \
+		$(if $(NBVAL_PYTHON),--python $(NBVAL_PYTHON))
 
 expected-outputs: $(STAMP)
 	$(PY) -m booktools expected-outputs $(SELECT)
@@ -122,14 +117,13 @@ $(CHROMIUM):
 browser-test: browser $(STAMP)
 	$(VENV)/bin/pytest -q -m browser tests
 
-test: $(STAMP) browser
-	$(MAKE) lint
-	$(MAKE) unit
-	$(MAKE) nbval
-	$(MAKE) lint-notebooks
-	@# the Colab links need a repository: the one named in _config.yml or D2L_REPOSITORY, else a test name
-	D2L_REPOSITORY="$${D2L_REPOSITORY:-$(TEST_REPOSITORY)}" $(MAKE) html
-	$(MAKE) browser-test
+install: $(STAMP) browser $(ACTIONLINT)
+
+# Every step timed (booktools/steps.py); the Colab links need a repository: the one named in _config.yml or
+# D2L_REPOSITORY, else a test name
+test: install
+	D2L_REPOSITORY="$${D2L_REPOSITORY:-$(TEST_REPOSITORY)}" $(PY) -m booktools steps \
+		lint unit nbval lint-notebooks html browser-test
 
 # After a change to requirements.txt: record the exact versions that were installed and tested.
 constraints: $(STAMP)

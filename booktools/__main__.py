@@ -1,5 +1,5 @@
-"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,standalone,
-checked-notebooks,config}: see --help."""
+"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,checked-notebooks,
+steps,config}: see --help."""
 
 import argparse
 import json
@@ -28,8 +28,9 @@ def main(argv=None):
         help="notebooks executed at once (default: $D2L_BOOK_JOBS, else one per CPU core, at most 4)",
     )
     checks = {
-        "nbval": "execute each notebook once under nbval, comparing its checked cells with the recorded outputs;"
-        " the build reuses the executed notebooks",
+        "nbval": "execute each notebook once under nbval, in a fresh environment per framework outside the"
+        " repository, comparing its checked cells with the recorded outputs; the build reuses the executed"
+        " notebooks",
         "expected-outputs": "record the outputs of the checked cells (after an intended change) from the executed"
         " notebooks, executing those not current",
     }
@@ -47,29 +48,21 @@ def main(argv=None):
                 help="the kernels' CPU: an imitated AVX2 machine without AVX-512 (default) or this machine's"
                 " own (booktools/cpus.py)",
             )
+            check.add_argument(
+                "--here",
+                action="store_true",
+                help="in this environment's book kernels instead (faster to repeat; NumPy 1 for all three)",
+            )
+            check.add_argument(
+                "--python", default=sys.executable, help="the Python that makes the environments"
+            )
+            check.add_argument("--keep", action="store_true", help="keep the temporary folders")
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
     html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
     sub.add_parser("timings", help="print the recorded execution time of each notebook")
     sub.add_parser(
         "sync-saved", help="rewrite the pages' 'Saved in d2lcore' cells from the package"
     )
-    alone = sub.add_parser(
-        "standalone",
-        help="run the site's downloadable notebooks in fresh virtual environments outside the repository",
-    )
-    alone.add_argument(
-        "--framework", choices=FRAMEWORKS, action="append", help="default: all three"
-    )
-    alone.add_argument(
-        "--mode",
-        choices=("reader", "cloud"),
-        action="append",
-        help="reader: the wheel is installed first; cloud: the notebooks' setup cell installs it (default: both)",
-    )
-    alone.add_argument(
-        "--python", default=sys.executable, help="the Python that makes the environments"
-    )
-    alone.add_argument("--keep", action="store_true", help="keep the temporary folders")
     chk = sub.add_parser(
         "checked-notebooks",
         help="the site's notebooks of one framework with the recorded outputs in their checked cells, for"
@@ -78,6 +71,8 @@ def main(argv=None):
     chk.add_argument("--framework", choices=FRAMEWORKS, required=True)
     chk.add_argument("--out", required=True, help="the folder to write <framework>/... into")
     chk.add_argument("--html", help="the built site (default: _build/html)")
+    steps = sub.add_parser("steps", help="run `make <step>` for each step, timed (make test)")
+    steps.add_argument("step", nargs="+")
     conf = sub.add_parser(
         "config", help="print a value of _config.yml's sphinx.config (for the workflows)"
     )
@@ -104,10 +99,18 @@ def main(argv=None):
         if not found:
             sys.exit(f"no notebook source matches {args.section!r}")
         frameworks = args.framework or list(FRAMEWORKS)
-        if args.command == "nbval":
+        if args.command == "nbval" and args.here:
             from booktools.validate import run_nbval
 
             sys.exit(run_nbval(found, frameworks, cpu=args.cpu))
+        if args.command == "nbval":
+            from booktools.standalone import StandaloneFailed, run_all
+
+            try:
+                run_all(found, frameworks, args.cpu, python=args.python, keep_folders=args.keep)
+            except StandaloneFailed as err:
+                sys.exit(f"nbval: {err}")
+            return
         from booktools.execute import ExecutionFailed, execute_all, record_expected
 
         try:
@@ -135,19 +138,10 @@ def main(argv=None):
             raise SystemExit(str(err)) from None
         checked = sum(n for _, n in written)
         print(f"{len(written)} notebooks, {checked} checked cells, in {args.out}/{args.framework}")
-    elif args.command == "standalone":
-        from booktools.standalone import StandaloneFailed, run_framework, summary
+    elif args.command == "steps":
+        from booktools.steps import run_steps
 
-        reports = []
-        try:
-            for fw in args.framework or FRAMEWORKS:
-                for mode in args.mode or ("reader", "cloud"):
-                    reports.append(run_framework(fw, mode, python=args.python, keep=args.keep))
-        except StandaloneFailed as err:
-            sys.exit(f"standalone: {err}")
-        finally:
-            for report in reports:
-                print(summary(report), flush=True)
+        sys.exit(run_steps(args.step))
     elif args.command == "config":
         import yaml
 

@@ -6,10 +6,15 @@ notebooks it prepared: the split notebook with the recorded expected outputs in 
 framework's kernel in its metadata. nbval executes each cell and compares the checked ones. This plugin listens to
 the same kernel messages that nbval reads and turns them into the cells' outputs with nbclient's own message
 handling (display updates, clearing, streams joined as the build's executor joins them). When every cell of a
-notebook ran without an error, it writes the executed notebook, with its cache key, where the build reads it
-(``_build/notebooks/<framework>/...``): a mismatch of checked outputs does not stop that, since the notebook did
-execute and its outputs are what the code prints. A failed comparison gets a last line naming the command that
-records new expected outputs after an intended change.
+notebook ran without an error, it writes the executed notebook to the path its metadata names
+(``metadata.d2l.executed``), with the seconds it took and the CPU settings it ran under; booktools.validate's
+``keep`` then puts it where the build reads it. A mismatch of checked outputs does not stop that, since the
+notebook did execute and its outputs are what the code prints. A failed comparison gets a last line naming the
+file of recorded outputs and the command that records them again after an intended change (``metadata.d2l.expected``
+and ``metadata.d2l.refresh``).
+
+It imports nothing from the book (only pytest, nbval, nbclient and nbformat), so that it also runs in the fresh
+environments outside the repository where ``make nbval`` executes the notebooks (booktools/standalone.py).
 """
 
 import copy
@@ -22,10 +27,6 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
 from nbval.plugin import IPyNbCell, NbCellError, coalesce_streams
-
-from booktools.expected import expected_path, refresh_command
-from booktools.paths import ROOT, rel
-from booktools.quotes import fill_notebook
 
 
 class Recorder:
@@ -93,21 +94,16 @@ class Recorder:
             self.failed = True
 
     def write(self):
-        """Write the executed notebook where the build reads it, if every code cell ran without an error."""
+        """Write the executed notebook where its metadata says, if every code cell ran without an error."""
         cells = sum(1 for cell in self.nb.cells if cell.cell_type == "code")
         if self.failed or self.executed != cells:
             return None
         d2l = self.nb.metadata["d2l"]
-        target = d2l.pop("target")
-        self.nb.metadata["kernelspec"] = d2l.pop("kernelspec")
+        target = Path(d2l.pop("executed"))
         d2l["seconds"] = round(time.perf_counter() - self.start, 1)
         d2l["cpu"] = os.environ.get(
             "D2L_CPU", "native"
         )  # booktools.cpus: the settings it ran under
-        target = Path(target)
-        # the prose's record roles become this run's values, as the build's executor does (booktools.quotes);
-        # a missing record raises QuoteError, which fails the nbval run
-        fill_notebook(self.nb, where=f"{rel(target)} [{d2l.get('framework', '?')}]")
         nbformat.validate(self.nb)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
@@ -131,7 +127,7 @@ def pytest_runtest_setup(item):
         try:
             return (yield)
         finally:
-            if "target" in item.parent.nb.metadata.get("d2l", {}):
+            if "executed" in item.parent.nb.metadata.get("d2l", {}):
                 RECORDERS[item.parent.nodeid] = recorder = Recorder(item.parent)
                 recorder.start = start
     return (yield)
@@ -161,13 +157,12 @@ def pytest_runtest_makereport(item, call):
         and str(call.excinfo.value) == "Cell outputs differ"
     ):
         d2l = item.parent.nb.metadata.get("d2l", {})
-        if "source" in d2l:
-            source, framework = ROOT / d2l["source"], d2l["framework"]
+        if "expected" in d2l and "refresh" in d2l:
             report.longrepr = (
                 f"{report.longrepr}\n"
                 f"The outputs of this checked cell (id {item.cell.get('id')}) differ from those recorded in "
-                f"{rel(expected_path(source, framework))}.\n"
-                f"If the change is intended, record the new outputs with: {refresh_command(source, framework)}"
+                f"{d2l['expected']}.\n"
+                f"If the change is intended, record the new outputs with: {d2l['refresh']}"
                 "\nand review the difference (git diff) before committing it."
             )
     return report

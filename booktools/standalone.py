@@ -1,32 +1,37 @@
-"""Run the notebooks a reader downloads, the way a reader runs them: far from the repository, in a fresh virtual
-environment that has only the built wheel, one framework and Jupyter; and check their checked cells there.
+"""``make nbval``: every notebook executed once, the way a reader runs it, far from the repository, in a fresh
+virtual environment per framework; its checked cells compared with the recorded outputs, and the executed
+notebook kept for the book's build, which executes nothing again.
 
 For each framework, in a new temporary folder outside the clone:
 
-1. ``python -m venv``, then ``pip install`` the framework (at the tested version), Jupyter's kernel and nbval from
-   the package registry (NumPy comes at the newest version the framework allows: 2.x for PyTorch and
-   TensorFlow, 1.26 for MXNet);
-2. in the ``reader`` mode also the built wheel with the framework's extra (``d2lcore[torch]``): the reader who
-   followed "Running the Notebooks". In the ``cloud`` mode d2lcore is not installed: the notebook's setup cell must
-   install it, as on a fresh Colab runtime, from where the site's notebooks say it is published: until the release
-   on PyPI, the wheel on the site itself, which this check serves on 127.0.0.1 (the site's address in the setup
-   cell is replaced by the local server's; the path on the site is kept);
-3. the framework's notebooks are taken from the built site's zip, with the outputs the book records for their
-   checked cells (booktools/checked.py), and each is run by ``pytest --nbval-lax --nbval-current-env`` in the
-   fresh environment: every cell must run, and every checked cell must print what the book recorded. Wherever
-   d2lcore is already installed, pip is pointed at nothing (``PIP_NO_INDEX``), so a setup cell that tried to
-   reinstall it would fail the run.
+1. ``python -m venv``, then ``pip install`` the framework (at the tested version, requirements.txt), Jupyter's
+   kernel, nbclient and nbval from the package registry: a cloud runtime such as Colab, without d2lcore. NumPy
+   comes at the newest version the framework allows: 2.x for PyTorch and TensorFlow, 1.26 for MXNet.
+2. The notebooks are the framework's notebooks as the site offers them (booktools.split, with the setup cell the
+   site publishes: ``d2l_install_from`` in _config.yml), each checked cell holding the outputs the book records
+   (booktools/validate.py's ``prepare``). The setup cells name the site's wheel, served here on 127.0.0.1 from a
+   folder laid out as the site (``notebooks/<wheel>``, the wheel that ``make dist`` built and the site offers).
+3. The first notebook (in book order) runs alone: its setup cell must install d2lcore from the site, as on a fresh
+   cloud runtime (its dependencies from the registry). From then on the environment is the reader's of "Running
+   the Notebooks" (the wheel installed with the framework's extra), and pip is pointed at nothing
+   (``PIP_NO_INDEX``), so a setup cell that tried to install d2lcore again would fail.
+4. The others run ``jobs`` at a time over all the frameworks (two on two cores), longest first, each by ``pytest
+   --nbval-lax --nbval-current-env`` in the fresh environment's Python, in the environment of the book's kernel
+   (booktools/kernels.py) and on an imitated other CPU (booktools/cpus.py; ``--cpu native`` for this one). Every
+   cell must run, and every checked cell must print what the book records. nbval's run is the only execution:
+   booktools/nbval_plugin.py (copied next to the notebooks: it imports nothing from the book) writes each
+   executed notebook, and booktools.validate's ``keep`` puts it where the build reads it.
 
 Nothing is fetched but packages from the registry. The results (notebooks, seconds, checked cells, Python, NumPy
-and framework versions) are printed and written to ``_build/standalone/<framework>-<mode>-py<version>.json``.
+and framework versions) are printed and written to ``_build/standalone/<framework>.json``.
 """
 
 import contextlib
 import functools
+import heapq
 import http.server
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -35,16 +40,27 @@ import textwrap
 import threading
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from booktools.checked import NotCheckable, write_checked
-from booktools.paths import BUILD, HTML, ROOT
-from booktools.split import WHEEL
+import nbformat
+import yaml
+
+from booktools import nbval_plugin
+from booktools.cpus import CPUS
+from booktools.execute import default_jobs, environment_hash, recorded_durations
+from booktools.expected import is_checked
+from booktools.kernels import MATPLOTLIBRC, kernel_env
+from booktools.paths import BUILD, ROOT, rel
+from booktools.split import WHEEL, setup_source
+from booktools.validate import executed_path, prepare, summarise
+from booktools.validate import keep as keep_executed
 from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
 DIST = BUILD / "dist"
 RESULTS = BUILD / "standalone"
+PLUGIN = "d2l_nbval_record"  # booktools/nbval_plugin.py's name in the fresh environment's folder
 
 
 def tested_pin(framework):
@@ -60,9 +76,11 @@ def tested_pin(framework):
     )
 
 
-# Jupyter's kernel and the check, at the versions requirements.txt allows
-JUPYTER = ["ipykernel>=6.29", "nbval>=0.11,<0.12", "pytest>=8,<10"]
-NBVAL = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env"]
+# Jupyter's kernel, nbclient (how the plugin turns the kernel's messages into outputs) and the check, at the
+# versions requirements.txt allows
+JUPYTER = ["ipykernel>=6.29", "nbclient>=0.10", "nbval>=0.11,<0.12", "pytest>=8,<10"]
+NBVAL = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN]
+NBVAL += ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
 
 # Executed by the fresh environment's Python: the versions it ran with (argv: distribution names).
 VERSIONS = textwrap.dedent(
@@ -90,7 +108,7 @@ class StandaloneFailed(RuntimeError):
 
 def wheel():
     """The built wheel of this version (``make dist`` builds it)."""
-    path = DIST / f"d2lcore-{__version__}-py3-none-any.whl"
+    path = DIST / WHEEL
     if not path.is_file():
         raise StandaloneFailed(f"{path} is missing: run `make dist` first")
     return path
@@ -121,8 +139,9 @@ def clean_env(**extra):
 
 
 @contextlib.contextmanager
-def serve_site(html=HTML):
-    """Serve the built site on 127.0.0.1 (a free port) while the block runs; yield its address, ending in "/"."""
+def serve_site(html):
+    """Serve the folder ``html`` on 127.0.0.1 (a free port) while the block runs; yield its address, ending in
+    "/"."""
     handler = functools.partial(_QuietHandler, directory=str(html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -139,22 +158,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-SITE_WHEEL = re.compile(r"@ (\S+?/)(notebooks/" + re.escape(WHEEL) + r")\b")
-
-
-def install_from(notebook, local_site):
-    """Point the setup cell of ``notebook`` (a file) at ``local_site`` instead of the published site, keeping the
-    wheel's path on the site; return the URL it installs from now, or None where it names PyPI."""
-    import nbformat
-
-    nb = nbformat.read(notebook, as_version=4)
-    setup = nb.cells[0]
-    match = SITE_WHEEL.search(setup.source)
-    if match is None:
-        return None
-    setup.source = SITE_WHEEL.sub(lambda m: f"@ {local_site}{m.group(2)}", setup.source)
-    nbformat.write(nb, notebook)
-    return local_site + match.group(2)
+def installs_from_site():
+    """Whether the site's notebooks install d2lcore from the site (``d2l_install_from: site`` in _config.yml)
+    rather than from PyPI."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return config.get("sphinx", {}).get("config", {}).get("d2l_install_from", "site") == "site"
 
 
 def _junit_counts(path):
@@ -165,119 +173,224 @@ def _junit_counts(path):
     return int(suite.get("tests", 0)), failed
 
 
-def run_notebooks(py, checked, env_first, env_rest, cwd):
-    """Run each checked notebook with nbval in the environment of ``py``, one pytest per notebook (the first with
-    ``env_first`` added to the environment, the rest with ``env_rest``); stop at the first failure. Return one
-    result per notebook run."""
-    results = []
-    for i, (path, n_checked) in enumerate(checked):
-        env = {**clean_env(), **(env_first if i == 0 else env_rest)}
-        junit = cwd / f"junit-{i}.xml"
-        command = [py, *NBVAL, "--nbval-cell-timeout=1800", f"--junitxml={junit}", path]
+class Environment:
+    """One framework's fresh environment in a temporary folder outside the clone, and its notebooks."""
+
+    def __init__(self, framework, sources, cpu, python, env_hash):
+        self.framework, self.sources, self.cpu = framework, sources, cpu
+        self.root = Path(tempfile.mkdtemp(prefix=f"d2l-nbval-{framework}-"))
+        if self.root.resolve().is_relative_to(ROOT):
+            raise StandaloneFailed(f"{self.root} lies inside the repository; set TMPDIR elsewhere")
+        self.python, self.env_hash = python, env_hash
+        self.py = self.root / "venv" / "bin" / "python"
+        self.results, self.notebooks, self.versions = [], [], {}
+        self.base = clean_env(
+            JUPYTER_DATA_DIR=str(self.root / "jupyter-data"), PIP_DISABLE_PIP_VERSION_CHECK="1"
+        )
+
+    def create(self, local_site):
+        """Make the environment and the notebooks."""
+        _run([self.python, "-m", "venv", self.root / "venv"], env=self.base)
+        packages = [tested_pin(self.framework), *JUPYTER]
+        _run([self.py, "-m", "pip", "install", "-q", *packages], env=self.base)
+        self.write_notebooks(local_site)
+
+    def write_notebooks(self, local_site):
+        """nbval's notebooks, with the plugin and the book's matplotlib settings beside them; their setup cells
+        name the wheel on ``local_site`` as the site's name the wheel on the site (or PyPI, as the site's do)."""
+        shutil.copyfile(nbval_plugin.__file__, self.root / f"{PLUGIN}.py")
+        shutil.copyfile(MATPLOTLIBRC, self.root / "matplotlibrc")
+        url = f"{local_site}notebooks/{WHEEL}" if installs_from_site() else None
+        for source in self.sources:
+            path, _, problems = prepare(
+                source, self.framework, self.env_hash, self.root / "notebooks", kernel=False
+            )
+            nb = nbformat.read(path, as_version=4)
+            nb.cells[0].source = setup_source(self.framework, url)  # as the site publishes it
+            nbformat.write(nb, path)
+            checked = sum(1 for cell in nb.cells if is_checked(cell))
+            self.notebooks.append((source, path, checked, problems))
+
+    def env(self, first):
+        """The environment of a notebook's run: the book kernel's, the CPU's settings; after the first, no pip."""
+        env = {
+            **self.base,
+            **kernel_env(self.framework),
+            "MATPLOTLIBRC": str(self.root / "matplotlibrc"),
+            **CPUS[self.cpu],
+            "D2L_CPU": self.cpu,
+        }
+        if (
+            not first
+        ):  # pip can install nothing: a setup cell that called it where d2lcore is present fails
+            env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(self.root / "no-packages-here"))
+        return env
+
+    def run(self, index):
+        """Execute and check notebook ``index`` with nbval; keep it for the build; return its result."""
+        source, path, checked, problems = self.notebooks[index]
+        junit = self.root / f"junit-{index}.xml"
+        command = [self.py, *NBVAL, f"--junitxml={junit}", path]
         start = time.perf_counter()
         done = subprocess.run(
-            [str(c) for c in command], env=env, cwd=cwd, capture_output=True, text=True
+            [str(c) for c in command],
+            env=self.env(first=index == 0),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
         )
         seconds = round(time.perf_counter() - start, 1)
         cells, failed = _junit_counts(junit) if junit.exists() else (0, 0)
-        error = None
-        if done.returncode != 0:
-            error = (done.stdout + done.stderr)[-4000:]
-        results.append(
-            {
-                "notebook": str(path),
-                "seconds": seconds,
-                "cells": cells,
-                "failed": failed,
-                "checked": n_checked,
-                "error": error,
-            }
-        )
-        state = "FAILED" if error else "ok"
+        kept = keep(path, source, self.framework)
+        error = (done.stdout + done.stderr)[-6000:] if done.returncode != 0 else None
+        if error is None and kept is None:
+            error = "the executed notebook was not written"
+        result = {
+            "notebook": rel(source).as_posix(),
+            "seconds": seconds,
+            "cells": cells,
+            "failed": failed,
+            "checked": checked,
+            "kept": kept,
+            "problems": problems,
+            "error": error,
+        }
+        self.results.append(result)
+        state = "FAILED" if error or problems else "ok"
         print(
-            f"  {state:<6} {seconds:7.1f} s  {cells:3d} cells, {n_checked:2d} checked  {path.name}",
+            f"  {state:<6} {self.framework:<10} {seconds:7.1f} s  {cells:3d} cells, {checked:2d} checked  "
+            f"{rel(source).name}",
             flush=True,
         )
         if error:
-            break
-    return results
+            print(error, flush=True)
+        return result
 
-
-def run_framework(framework, mode="reader", python=sys.executable, keep=False):
-    """Make the fresh environment for ``framework`` and run its notebooks under nbval; return the results as a
-    dict."""
-    fw = REGISTRY[framework]
-    whl = wheel()
-    root = Path(tempfile.mkdtemp(prefix=f"d2l-standalone-{framework}-"))
-    if root.resolve().is_relative_to(ROOT):
-        raise StandaloneFailed(f"{root} lies inside the repository; set TMPDIR elsewhere")
-    env = clean_env(JUPYTER_DATA_DIR=str(root / "jupyter-data"), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    try:
-        venv = root / "venv"
-        _run([python, "-m", "venv", venv], env=env)
-        py = venv / "bin" / "python"
-        packages = [tested_pin(framework), *JUPYTER]
-        if mode == "reader":
-            packages.insert(0, f"{whl}[{fw.extra}]")
-        _run([py, "-m", "pip", "install", "-q", *packages], env=env)
-        folder = root / "notebooks"
-        try:
-            checked = write_checked(framework, folder)
-        except NotCheckable as err:
-            raise StandaloneFailed(str(err)) from None
-        kernel = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "JUPYTER_DATA_DIR": env["JUPYTER_DATA_DIR"]}
-        # pip can install nothing: a setup cell that called it where d2lcore is present would fail
-        no_pip = {**kernel, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(root / "no-packages-here")}
-        site = contextlib.nullcontext(None)
-        first = no_pip
-        if mode == "cloud":
-            # the first notebook's setup cell installs d2lcore from where the site says (its dependencies from
-            # the registry); then at most two more notebooks show it is not installed again
-            checked, first, site = checked[:3], kernel, serve_site()
-        print(f"== {fw.label} ({mode}): {len(checked)} notebooks in {folder}", flush=True)
-        with site as local_site:
-            source = install_from(checked[0][0], local_site) if local_site else None
-            if local_site:
-                print(f"   the setup cell installs d2lcore from {source or 'PyPI'}", flush=True)
-            results = run_notebooks(py, checked, first, no_pip, root)
-        versions = json.loads(
+    def report(self, installed_from):
+        """Write and return the framework's report; raise StandaloneFailed where d2lcore is not this version."""
+        self.versions = json.loads(
             _run(
-                [py, "-c", VERSIONS, "numpy", "d2lcore", DIST_NAME[framework]],
-                env=env,
+                [self.py, "-c", VERSIONS, "numpy", "d2lcore", DIST_NAME[self.framework]],
+                env=self.base,
                 stdout=subprocess.PIPE,
                 text=True,
             ).stdout
         )
-        for r in results:
-            r["notebook"] = Path(r["notebook"]).relative_to(folder).as_posix()
         report = {
-            "framework": framework,
-            "mode": mode,
-            "wheel": whl.name,
-            "installed_from": source if mode == "cloud" else str(whl),
-            "folder": str(root),
-            "versions": versions,
-            "notebooks": results,
+            "framework": self.framework,
+            "cpu": self.cpu,
+            "wheel": WHEEL,
+            "installed_from": installed_from,
+            "folder": str(self.root),
+            "versions": self.versions,
+            "notebooks": sorted(self.results, key=lambda r: r["notebook"]),
         }
         RESULTS.mkdir(parents=True, exist_ok=True)
-        name = f"{framework}-{mode}-py{versions['python']}.json"
-        (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n")
-        failed = [r for r in results if r["error"]]
-        if failed:
+        (RESULTS / f"{self.framework}.json").write_text(json.dumps(report, indent=1) + "\n")
+        if self.versions["d2lcore"] != __version__:
             raise StandaloneFailed(
-                f"{failed[0]['notebook']} failed in the fresh {fw.label} environment ({mode}):\n"
-                f"{failed[0]['error']}"
-            )
-        if len(results) != len(checked):
-            raise StandaloneFailed(f"only {len(results)} of {len(checked)} notebooks ran")
-        if versions["d2lcore"] != __version__:
-            raise StandaloneFailed(
-                f"the environment has d2lcore {versions['d2lcore']}, not {__version__}"
+                f"the {self.framework} environment has d2lcore {self.versions['d2lcore']}, not {__version__}"
             )
         return report
+
+
+def keep(path, source, framework):
+    """booktools.validate's ``keep``, with the setup cell as the build's own notebooks have it (it names no site
+    and shows no installation: the site's copy gets its address from the build, booktools.sphinx_ext)."""
+    executed = executed_path(path)
+    if executed.exists():
+        nb = nbformat.read(executed, as_version=4)
+        nb.cells[0].source, nb.cells[0].outputs = setup_source(framework), []
+        nbformat.write(nb, executed)
+    try:
+        return keep_executed(path, source, framework)
+    except Exception as err:  # a record the prose quotes is missing (booktools.quotes.QuoteError)
+        print(f"FAILED: {err}", flush=True)
+        return None
+
+
+def run_all(
+    sources, frameworks, cpu="restricted", jobs=None, python=sys.executable, keep_folders=False
+):
+    """Execute and check every (source, framework) notebook in the frameworks' fresh environments (see the
+    module's docstring); print a summary; return the reports. Raises StandaloneFailed when anything failed."""
+    if cpu not in CPUS:
+        raise ValueError(f"cpu must be one of {sorted(CPUS)}; got {cpu!r}")
+    whl = wheel()
+    env_hash = environment_hash()
+    jobs = default_jobs() if jobs is None else jobs
+    durations = recorded_durations()
+    settings = " ".join(f"{k}={v!r}" for k, v in CPUS[cpu].items()) or "none"
+    print(f"== nbval in fresh environments, on the {cpu} CPU (settings: {settings})", flush=True)
+    site = Path(tempfile.mkdtemp(prefix="d2l-site-"))
+    (site / "notebooks").mkdir()
+    shutil.copyfile(whl, site / "notebooks" / WHEEL)
+    envs = [Environment(fw, sources, cpu, python, env_hash) for fw in frameworks]
+    # the longest notebooks first (booktools/durations.json), over every framework, once its environment exists
+    ready, counter = [], 0
+
+    def seconds(env, index):
+        source = env.sources[index]
+        return durations.get(rel(source).as_posix(), {}).get(env.framework, 1e9)
+
+    def first(env, local_site):
+        env.create(local_site)
+        print(f"== {REGISTRY[env.framework].label}: {len(env.notebooks)} notebooks in {env.root}")
+        print(f"   the first one's setup cell installs d2lcore from {local_site}", flush=True)
+        return env.run(0)
+
+    start = time.perf_counter()
+    try:
+        with serve_site(site) as local_site, ThreadPoolExecutor(jobs) as pool:
+            # the environments with the longest notebooks are made first
+            order = sorted(envs, key=lambda e: -sum(seconds(e, i) for i in range(len(sources))))
+            pending = {pool.submit(first, env, local_site): env for env in order[:jobs]}
+            waiting = order[jobs:]
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    env = pending.pop(future)
+                    result = future.result()
+                    if (
+                        isinstance(result, dict)
+                        and result["notebook"] == rel(env.sources[0]).as_posix()
+                    ):
+                        if result["error"] is None:  # its environment is ready: its other notebooks
+                            for index in range(1, len(env.notebooks)):
+                                counter += 1
+                                heapq.heappush(ready, (-seconds(env, index), counter, env, index))
+                while len(pending) < jobs and (ready or waiting):
+                    # an environment still to make goes before a notebook shorter than a minute
+                    if waiting and (not ready or -ready[0][0] < 60):
+                        env = waiting.pop(0)
+                        pending[pool.submit(first, env, local_site)] = env
+                    else:
+                        _, _, env, index = heapq.heappop(ready)
+                        pending[pool.submit(env.run, index)] = env
+            reports = [env.report(local_site + f"notebooks/{WHEEL}") for env in envs]
     finally:
-        if not keep:
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(site, ignore_errors=True)
+        if not keep_folders:
+            for env in envs:
+                shutil.rmtree(env.root, ignore_errors=True)
+    wall = time.perf_counter() - start
+    results = [
+        (ROOT / r["notebook"], report["framework"], r["kept"], r["problems"])
+        for report in reports
+        for r in report["notebooks"]
+    ]
+    expected = len(sources) * len(frameworks)
+    status = summarise(results)
+    for report in reports:
+        print(summary(report), flush=True)
+    print(f"== {len(results)} of {expected} notebooks executed once, in {wall:.0f} s", flush=True)
+    if (
+        status
+        or len(results) != expected
+        or any(r["error"] for rep in reports for r in rep["notebooks"])
+    ):
+        raise StandaloneFailed("some notebooks failed or did not run (see above)")
+    return reports
 
 
 def summary(report):
@@ -285,7 +398,7 @@ def summary(report):
     total = sum(r["seconds"] for r in report["notebooks"])
     checked = sum(r["checked"] for r in report["notebooks"])
     return (
-        f"{REGISTRY[report['framework']].label} ({report['mode']}): {len(report['notebooks'])} notebooks ran in "
-        f"{total:.0f} s, {checked} checked cells as recorded, with Python {v['python']}, NumPy {v['numpy']}, "
+        f"{REGISTRY[report['framework']].label}: {len(report['notebooks'])} notebooks ran in {total:.0f} s, "
+        f"{checked} checked cells as recorded, with Python {v['python']}, NumPy {v['numpy']}, "
         f"{DIST_NAME[report['framework']]} {v[DIST_NAME[report['framework']]]}, d2lcore {v['d2lcore']}"
     )

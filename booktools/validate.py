@@ -23,9 +23,10 @@ import nbformat
 
 from booktools.cpus import CPUS
 from booktools.execute import cache_key, default_jobs, environment_hash, longest_first
-from booktools.expected import first_line, inject, refresh_command
+from booktools.expected import expected_path, first_line, inject, refresh_command
 from booktools.kernels import install_kernels
 from booktools.paths import BUILD, KERNELS, ROOT, TIMINGS, notebook_path, rel
+from booktools.quotes import QuoteError, fill_notebook
 from booktools.split import split
 
 NBVAL = (
@@ -33,32 +34,63 @@ NBVAL = (
 )  # the notebooks nbval executes: _build/nbval/<framework>/<source path>.ipynb
 
 
-def prepare(source, framework, env_hash, folder=NBVAL):
-    """Write nbval's notebook for one source and framework; return (path, cache key, problems)."""
+def prepare(source, framework, env_hash, folder=NBVAL, kernel=True):
+    """Write nbval's notebook for one source and framework, into ``folder/<framework>/...``; return (path, cache
+    key, problems). It executes in the framework's book kernel, or with ``kernel=False`` in the kernel its
+    metadata names (a reader's ``python3``: nbval's ``--nbval-current-env`` in a fresh environment)."""
     nb = split(source, framework)
     key = cache_key(nb, framework, env_hash)
     unrecorded, stale = inject(nb, source, framework)
+    path = folder / framework / rel(source).relative_to(rel(source).anchor).with_suffix(".ipynb")
     d2l = nb.metadata["d2l"]
     d2l["cache_key"] = key
-    d2l["target"] = str(notebook_path(source, framework))
-    d2l["kernelspec"] = dict(nb.metadata["kernelspec"])
-    nb.metadata["kernelspec"] = {
-        "name": KERNELS[framework],
-        "display_name": KERNELS[framework],
-        "language": "python",
-    }
+    d2l["executed"] = str(executed_path(path))  # where booktools.nbval_plugin writes it
+    d2l["expected"] = str(rel(expected_path(source, framework)))
+    d2l["refresh"] = refresh_command(source, framework)
+    if kernel:
+        d2l["kernelspec"] = dict(nb.metadata["kernelspec"])
+        nb.metadata["kernelspec"] = {
+            "name": KERNELS[framework],
+            "display_name": KERNELS[framework],
+            "language": "python",
+        }
     problems = [
         f"checked cell {cell.id} ({first_line(cell.source)!r}) has no recorded outputs"
         for cell in unrecorded
     ] + [f"recorded outputs of {first_line(e['code'])!r} match no checked cell" for e in stale]
-    path = folder / framework / rel(source).relative_to(rel(source).anchor).with_suffix(".ipynb")
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return path, key, problems
 
 
-def _mtime(path):
-    return path.stat().st_mtime_ns if path.exists() else None
+def executed_path(path):
+    """Where the nbval plugin writes the notebook ``path`` once executed: beside it, ``<stem>.executed.ipynb``."""
+    return path.with_name(path.stem + ".executed.ipynb")
+
+
+def keep(path, source, framework):
+    """Put the executed notebook of nbval's notebook ``path`` where the build reads it
+    (``_build/notebooks/<framework>/...``), its record roles filled with this run's values as the build's
+    executor fills them (booktools.quotes; a missing record raises QuoteError); return its seconds, or None
+    where it did not execute to the end (no executed file)."""
+    executed = executed_path(path)
+    if not executed.exists():
+        return None
+    nb = nbformat.read(executed, as_version=4)
+    d2l = nb.metadata["d2l"]
+    for name in ("expected", "refresh"):
+        d2l.pop(name, None)
+    if "kernelspec" in d2l:
+        nb.metadata["kernelspec"] = d2l.pop("kernelspec")
+    target = notebook_path(source, framework)
+    fill_notebook(nb, where=f"{rel(target)} [{framework}]")
+    nbformat.validate(nb)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    nbformat.write(nb, tmp)
+    tmp.replace(target)
+    executed.unlink()
+    return d2l["seconds"]
 
 
 def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu="restricted"):
@@ -75,7 +107,6 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu=
     # pytest-xdist, each notebook whole on one worker (its cells share a kernel): --dist loadscope, as nbval's
     # documentation says; the workers take the notebooks in the order given
     parallel = ("-n", str(jobs), "--dist", "loadscope") if jobs > 1 else ()
-    before = {path: _mtime(notebook_path(s, fw)) for s, fw, path, _, _ in prepared}
     command = [
         *(
             sys.executable,
@@ -94,28 +125,42 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu=
     print(f"== nbval on the {cpu} CPU (settings: {settings})", flush=True)
     env = {**os.environ, **CPUS[cpu], "D2L_CPU": cpu}  # the kernels inherit it
     status = subprocess.run(command, cwd=ROOT, env=env).returncode
-    timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
-    failed = []
     print(f"== nbval ({cpu} CPU): each notebook executed once; the build reuses it", flush=True)
-    for source, fw, path, key, problems in prepared:
-        target = notebook_path(source, fw)
-        written = _mtime(target) != before[path]
-        d2l = nbformat.read(target, as_version=4).metadata.get("d2l", {}) if written else {}
-        if d2l.get("cache_key") == key:
-            state = f"executed in {d2l['seconds']:.1f} s, kept for the build"
-            timings.setdefault(rel(source).as_posix(), {})[fw] = d2l["seconds"]
+    kept = [(s, fw, _keep(path, s, fw), problems) for s, fw, path, _, problems in prepared]
+    return summarise(kept) or status
+
+
+def _keep(path, source, framework):
+    try:
+        return keep(path, source, framework)
+    except QuoteError as err:
+        print(f"FAILED: {err}", flush=True)
+        return None
+
+
+def summarise(results):
+    """Print one line per (source, framework, seconds or None where not kept, problems), record the seconds in
+    _build/timings.json, list the commands that record missing outputs; return 1 if any notebook was not kept or
+    had problems, else 0."""
+    timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    refresh, status = [], 0
+    for source, fw, seconds, problems in results:
+        if seconds is None:
+            state, status = "not kept (a cell failed)", 1
         else:
-            state = "not kept (a cell failed)"
+            state = f"executed in {seconds:.1f} s, kept for the build"
+            timings.setdefault(rel(source).as_posix(), {})[fw] = seconds
         print(f"{fw:<10} {rel(source)}: {state}")
         for problem in problems:
             print(f"  FAILED: {problem}")
         if problems:
-            failed.append(f"{refresh_command(source, fw)}")
+            refresh.append(refresh_command(source, fw))
+            status = 1
     if TIMINGS.parent.exists():
         TIMINGS.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
-    if failed:
+    if refresh:
         print(
             "Record the expected outputs (then review them with git diff):\n  "
-            + "\n  ".join(failed)
+            + "\n  ".join(refresh)
         )
-    return status or (1 if failed else 0)
+    return status

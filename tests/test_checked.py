@@ -1,6 +1,8 @@
 """Checked notebooks (booktools/checked.py): the site's notebooks with the recorded outputs in their checked cells,
-for plain nbval anywhere; and how `make standalone` points a setup cell at the site it serves."""
+for plain nbval anywhere; and the notebooks `make nbval` executes in fresh environments (booktools/standalone.py):
+the site's notebooks, their setup cells pointed at the site it serves, kept for the build as the build's own."""
 
+import shutil
 import zipfile
 
 import nbformat
@@ -10,7 +12,7 @@ from booktools.checked import NotCheckable, write_checked
 from booktools.expected import is_checked, load, to_outputs
 from booktools.paths import CHAPTERS
 from booktools.split import WHEEL, setup_source, split
-from booktools.standalone import install_from
+from booktools.execute import environment_hash
 
 SOURCE = CHAPTERS / "attention" / "attention-scoring-functions.md"
 
@@ -61,16 +63,35 @@ def test_a_site_without_the_zip_is_refused(tmp_path):
         write_checked("pytorch", tmp_path / "out", tmp_path)
 
 
-def test_install_from_points_the_setup_cell_at_the_local_site(tmp_path):
-    url = f"https://someone.github.io/book/notebooks/{WHEEL}"
-    path = tmp_path / "nb.ipynb"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup_source("pytorch", url))])
-    nbformat.write(nb, path)
-    local = f"http://127.0.0.1:8123/notebooks/{WHEEL}"
-    assert install_from(path, "http://127.0.0.1:8123/") == local
-    code = nbformat.read(path, as_version=4).cells[0].source
-    assert code.count(f"d2lcore[torch] @ {local}") == 2 and "github.io" not in code
+def test_nbval_runs_the_notebooks_the_site_offers(tmp_path, monkeypatch):
+    """The setup cell names the served wheel as the site's copy names the site's (booktools.sphinx_ext), and the
+    rest is the build's notebook with the recorded outputs; what is kept for the build has the build's setup cell
+    and none of the installation's output."""
+    from booktools import standalone
+    from booktools.sphinx_ext import _published
 
-    nb.cells[0].source = setup_source("pytorch")  # PyPI: nothing to point elsewhere
-    nbformat.write(nb, path)
-    assert install_from(path, "http://127.0.0.1:8123/") is None
+    monkeypatch.setattr(standalone, "installs_from_site", lambda: True)
+    env = standalone.Environment("pytorch", [SOURCE], "restricted", "python3", environment_hash())
+    env.write_notebooks("http://127.0.0.1:8123/")
+    [(source, path, checked, problems)] = env.notebooks
+    assert source == SOURCE and checked == len(load(SOURCE, "pytorch")) > 0 and problems == []
+    nb = nbformat.read(path, as_version=4)
+    plain = tmp_path / "plain.ipynb"
+    nbformat.write(split(SOURCE, "pytorch"), plain)
+    local = f"http://127.0.0.1:8123/notebooks/{WHEEL}"
+    published = nbformat.reads(_published(plain, "pytorch", local).decode(), as_version=4)
+    assert [c.source for c in nb.cells] == [c.source for c in published.cells]
+    assert nb.cells[0].source.count(f"d2lcore[torch] @ {local}") == 2
+    assert (env.root / f"{standalone.PLUGIN}.py").read_text().startswith('"""A pytest plugin')
+
+    # the plugin wrote the executed notebook (here: the prepared one, with an installation's output)
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stderr", text="Installing ...")]
+    nb.metadata.d2l.pop("executed")
+    nb.metadata.d2l.update(seconds=1.5, cpu="restricted")
+    nbformat.write(nb, standalone.executed_path(path))
+    monkeypatch.setattr(
+        standalone, "keep_executed", lambda p, s, f: nbformat.read(standalone.executed_path(p), 4)
+    )
+    kept = standalone.keep(path, SOURCE, "pytorch")
+    assert kept.cells[0].source == setup_source("pytorch") and kept.cells[0].outputs == []
+    shutil.rmtree(env.root)
