@@ -9,10 +9,10 @@ import nbformat
 import pytest
 
 from booktools.checked import NotCheckable, write_checked
+from booktools.execute import environment_hash
 from booktools.expected import is_checked, load, to_outputs
 from booktools.paths import CHAPTERS
 from booktools.split import WHEEL, setup_source, split
-from booktools.execute import environment_hash
 
 SOURCE = CHAPTERS / "attention" / "attention-scoring-functions.md"
 
