@@ -5,8 +5,9 @@ A different CPU (or build of a library) perturbs a training run much as a differ
 a checked cell asserts must clear every seed with a margin. The claims (CLAIMS) are:
 
 - ``reversal`` (*Bahdanau Attention*): the reversal task's model; ``share`` is the share of output steps whose
-  largest attention weight falls on the position reversal copies, ``exact`` the strings of 100 reversed exactly.
-  The page asserts ``share >= 0.9``.
+  largest attention weight falls on the position reversal copies, ``weight`` the mean weight they put there,
+  ``exact`` the strings of 100 reversed exactly, ``next`` the share of the other steps whose largest weight falls
+  on the position after it (1 where there are none). The page asserts ``share >= 0.9``.
 - ``heads`` (*Multi-Head Attention*): the two trained heads on the neighbour task; ``left`` and ``right`` are the
   shares of queries whose largest weight falls on the left and the right neighbour, ``split`` whether the two
   neighbours went to different heads. The page asserts ``split`` and ``min(left, right) >= 0.95``.
@@ -19,6 +20,8 @@ environment of the book's kernel (booktools/kernels.py), plus, for ``restricted`
 
     .venv/bin/python benchmarks/trained_claims.py                        # all claims, frameworks, CPUs, seeds 0-9
     .venv/bin/python benchmarks/trained_claims.py --claim heads --framework pytorch --seeds 0 1 2
+    .venv/bin/python benchmarks/trained_claims.py --claim reversal --replace num_epochs=12=num_epochs=20 \
+        --out /tmp/try.json                          # a recipe change tried before the page is edited
 
 Prints every run and, per claim, framework and CPU setting, the minimum, median and maximum of each figure; writes
 them to data/measurements/trained_claims.json (again after every worker, so a stopped run keeps what it finished).
@@ -55,7 +58,7 @@ CLAIMS = {
         "start": r"reversal_arrays\(",
         "end": r"evaluate_reversal\(",
         "record": "reversal",
-        "figures": ("share", "exact"),
+        "figures": ("share", "weight", "exact", "next"),
         "threshold": {"share": 0.9},
     },
     "heads": {
@@ -99,21 +102,46 @@ def recipe(claim, framework):
     return cells[:start], loop
 
 
-def run_claim(claim, framework, seeds):
-    """In this process: the page's cells once, then the recipe for each seed; print one JSON line per seed."""
+def run_claim(claim, framework, seeds, replace=()):
+    """In this process: the page's cells once, then the recipe for each seed, with each (old, new) of
+    ``replace`` substituted in its code; print one JSON line per seed."""
     import matplotlib
+    import numpy
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     prelude, loop = recipe(claim, framework)
+    for old, new in replace:
+        if not any(old in cell for cell in loop):
+            raise SystemExit(f"--replace: {old!r} is not in the recipe's code")
+        loop = [cell.replace(old, new) for cell in loop]
     namespace = {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in prelude:
             exec(compile(cell, f"<{claim} prelude>", "exec"), namespace)
             plt.close("all")
     spec = CLAIMS[claim]
+    misses = []
+    if claim == "reversal":  # where the misses fall: the page's evaluation, its translator watched
+        d2l = namespace["d2l"]
+        evaluate = d2l.evaluate_reversal
+
+        def watched(translate, *args, **kwargs):
+            def translate_and_watch(source):
+                output, attention = translate(source)
+                n = len(source.split())
+                for i, weights in enumerate(attention[:n]):
+                    best = int(numpy.argmax(d2l.to_numpy(weights)))
+                    if best != n - 1 - i:
+                        misses.append(best == n - i)
+                return output, attention
+
+            return evaluate(translate_and_watch, *args, **kwargs)
+
+        d2l.evaluate_reversal = watched
     for seed in seeds:
+        misses.clear()
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             for cell in loop:
@@ -122,7 +150,12 @@ def run_claim(claim, framework, seeds):
                 plt.close("all")
         record = namespace[spec["record"]]
         if claim == "reversal":
-            figures = {"share": record["share"], "exact": record["exact"]}
+            figures = {
+                "share": record["share"],
+                "weight": record["weight"],
+                "exact": record["exact"],
+                "next": sum(misses) / len(misses) if misses else 1.0,
+            }
         else:
             figures = {
                 "left": record["left"],
@@ -134,7 +167,7 @@ def run_claim(claim, framework, seeds):
         print(json.dumps({"seed": seed, "seconds": seconds, **figures}), flush=True)
 
 
-def worker(claim, framework, setting, seeds):
+def worker(claim, framework, setting, seeds, replace=()):
     """Run one (claim, framework, CPU setting) in a fresh process; yield its per-seed results as they come."""
     env = {**os.environ, **kernel_env(framework), **SETTINGS[setting], "MPLBACKEND": "Agg"}
     command = [
@@ -143,6 +176,7 @@ def worker(claim, framework, setting, seeds):
         "--worker",
         f"--claim={claim}",
         f"--framework={framework}",
+        *(f"--replace={old}={new}" for old, new in replace),
         "--seeds",
         *map(str, seeds),
     ]
@@ -155,6 +189,15 @@ def worker(claim, framework, setting, seeds):
         error = process.stderr.read()
     if process.returncode != 0:
         raise SystemExit(f"{claim}, {framework}, {setting}: the worker failed\n{error[-3000:]}")
+
+
+def split_replacement(text):
+    """``"num_epochs=12=num_epochs=20"`` -> ``("num_epochs=12", "num_epochs=20")``: halves at the middle '='."""
+    parts = text.split("=")
+    if len(parts) % 2 == 0:
+        middle = len(parts) // 2
+        return "=".join(parts[:middle]), "=".join(parts[middle:])
+    raise SystemExit(f"--replace wants OLD=NEW with as many '=' in OLD as in NEW; got {text!r}")
 
 
 def summarise(runs, claim):
@@ -201,10 +244,19 @@ def main():
     parser.add_argument("--setting", choices=SETTINGS, action="append")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="substitute NEW for OLD in the recipe's code (the first '=' after a '=' that ends OLD's "
+        "keyword separates them: num_epochs=12=num_epochs=20)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    replace = [split_replacement(r) for r in args.replace]
     if args.worker:
-        run_claim(args.claim[0], args.framework[0], args.seeds)
+        run_claim(args.claim[0], args.framework[0], args.seeds, replace)
         return
     started = datetime.datetime.now(datetime.UTC)
     results = []
@@ -215,7 +267,7 @@ def main():
                     continue
                 load = os.getloadavg()[0]
                 runs = []
-                for run in worker(claim, framework, setting, args.seeds):
+                for run in worker(claim, framework, setting, args.seeds, replace):
                     runs.append(run)
                     print(f"{claim:<8} {framework:<10} {setting:<10} {json.dumps(run)}", flush=True)
                 summary = summarise(runs, claim)
@@ -225,6 +277,7 @@ def main():
                         "framework": framework,
                         "setting": setting,
                         "seeds": args.seeds,
+                        "replace": args.replace,
                         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
                         "runs": runs,
                         "summary": summary,

@@ -10,7 +10,8 @@ as on a GPU machine or a cloud runtime::
     python -m booktools checked-notebooks --framework pytorch --out checked
     python -m pytest -p no:cacheprovider --nbval-lax --nbval-current-env checked/pytorch
 
-``make standalone`` runs exactly this in fresh environments outside the clone (booktools/standalone.py).
+``make nbval`` runs the same check, on the same notebooks before the site is built, in fresh environments outside
+the clone (booktools/standalone.py).
 """
 
 import zipfile

@@ -31,7 +31,7 @@ from booktools.cells import frameworks_of
 from booktools.figures import IMAGE
 from booktools.labels import plain_references
 from booktools.links import rewrite_links
-from booktools.paths import rel
+from booktools.paths import ROOT, rel
 from d2lcore import __version__
 from d2lcore.frameworks import REGISTRY
 
@@ -41,7 +41,10 @@ ADMONITION = re.compile(
 )
 
 SETUP_TAG = "d2l-setup"
+NOTICE = (ROOT / "LICENSE").read_text(encoding="utf-8").splitlines()[2].replace("(c)", "©")
+"""The book's copyright line, from LICENSE (``Copyright © <year> <holders>``)."""
 SETUP = """\
+# {notice}. Text and code under the MIT License (the LICENSE file of the book's repository).
 # This notebook needs d2lcore for {label}: pip install "{requirement}"
 # Where d2lcore is missing (a fresh cloud runtime such as Colab), this cell installs it; where it is
 # installed, it does nothing. See the book's page "Running the Notebooks".
@@ -77,7 +80,7 @@ def requirement(framework, wheel_url=None):
 def setup_source(framework, wheel_url=None):
     """The code of the setup cell (see :func:`requirement` for ``wheel_url``)."""
     label = REGISTRY[framework].label
-    return SETUP.format(label=label, requirement=requirement(framework, wheel_url))
+    return SETUP.format(notice=NOTICE, label=label, requirement=requirement(framework, wheel_url))
 
 
 def setup_cell(framework):

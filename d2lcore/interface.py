@@ -481,8 +481,9 @@ def reversal_arrays(num_examples, num_steps, num_symbols=8, min_len=5, max_len=8
 def evaluate_reversal(translate, num_examples=100, seed=1):
     """*neutral.* Reverse the strings of ``reversal_pairs(num_examples, seed=seed)`` with ``translate`` (source
     string -> (output string, one (num_steps,) array of source weights per output step)) and show the record
-    "reversal": ``exact``, ``strings``, ``steps`` and ``share``, the share of the symbols' output steps i whose
-    largest weight falls on source position L - 1 - i. Returns the Record."""
+    "reversal": ``exact``, ``strings``, ``steps``, ``share``, the share of the symbols' output steps i whose
+    largest weight falls on source position L - 1 - i, and ``weight``, their mean weight there. Returns the
+    Record."""
 
 
 def neighbour_arrays(num_examples, num_steps=8, num_symbols=8, seed=0):

@@ -55,17 +55,22 @@ def evaluate_reversal(translate, num_examples=100, seed=1):
     (source string -> (output string, attention): one array (num_steps,) of source weights per output step, as
     ``predict_seq2seq`` returns with ``save_attention_weights=True``) and show the record "reversal": ``exact``
     (strings reversed exactly), ``strings``, ``steps`` (the output steps that write a symbol, L per string of L
-    symbols) and ``share`` (the share of those steps whose largest weight falls on source position L - 1 - i,
-    the one that step i copies). Returns the Record."""
+    symbols), ``share`` (the share of those steps whose largest weight falls on source position L - 1 - i, the
+    one that step i copies) and ``weight`` (the mean weight those steps put on that position). Returns the
+    Record."""
     sources, targets = reversal_pairs(num_examples, seed=seed)
     on_target = steps = exact = 0
+    weight = 0.0
     for source, target in zip(sources, targets):
         output, attention = translate(" ".join(source))
         exact += output == " ".join(target)
         for i, weights in enumerate(attention[: len(source)]):
-            on_target += int(numpy.argmax(to_numpy(weights))) == len(source) - 1 - i
+            weights = to_numpy(weights)
+            on_target += int(numpy.argmax(weights)) == len(source) - 1 - i
+            weight += float(weights[len(source) - 1 - i])
             steps += 1
     share = on_target / steps if steps else 0.0
+    weight = weight / steps if steps else 0.0
     return show_record(
         "reversal",
         f"{exact} of {num_examples} strings reversed exactly; the largest weight on the expected "
@@ -73,6 +78,7 @@ def evaluate_reversal(translate, num_examples=100, seed=1):
         exact=exact,
         strings=num_examples,
         share=share,
+        weight=weight,
         steps=steps,
     )
 

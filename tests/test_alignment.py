@@ -11,7 +11,26 @@ from d2lcore import synthetic
 from d2lcore.records import collect
 
 # The page's settings (chapters/attention/bahdanau-attention.md, "Seeing Attention Work")
-SEED, NUM_EXAMPLES, NUM_STEPS, BATCH_SIZE, LR, NUM_EPOCHS = 2, 2000, 9, 128, 0.01, 12
+SEED, NUM_EXAMPLES, NUM_STEPS, BATCH_SIZE, LR, NUM_EPOCHS = 2, 2000, 9, 128, 0.01, 24
+
+
+def test_the_settings_are_the_pages():
+    """The recipe trained here is the page's, whose claim benchmarks/trained_claims.py measures over seeds."""
+    from pathlib import Path
+
+    from booktools.split import read_source
+
+    page = Path(__file__).resolve().parents[1] / "chapters" / "attention" / "bahdanau-attention.md"
+    [code] = [c.source for c in read_source(page).cells if "reversal_arrays(num_examples=" in c.source]
+    for text in (
+        f"d2l.set_seed({SEED})",
+        f"rev_steps = {NUM_STEPS}",
+        f"num_examples={NUM_EXAMPLES}",
+        f"batch_size={BATCH_SIZE}",
+        f"lr={LR}",
+        f"num_epochs={NUM_EPOCHS}",
+    ):
+        assert text in code, f"the page's reversal recipe has no {text!r}: update this file's settings"
 
 
 def test_reversal_pairs_are_reversals_drawn_from_the_seed():
@@ -57,8 +76,8 @@ def test_evaluate_reversal_counts_the_steps_that_look_where_reversal_says():
         wrong = synthetic.evaluate_reversal(lambda s: ("a", fake_translator(0)(s)[1]), 20)
     assert [r.name for r in records] == ["reversal"] * 3
     steps = sum(len(s) for s in synthetic.reversal_pairs(20, seed=1)[0])
-    assert dict(right) == {"exact": 20, "strings": 20, "share": 1.0, "steps": steps}
-    assert off["share"] == 0.0 and off["exact"] == 20
+    assert dict(right) == {"exact": 20, "strings": 20, "share": 1.0, "weight": 1.0, "steps": steps}
+    assert off["share"] == off["weight"] == 0.0 and off["exact"] == 20
     assert wrong["exact"] == 0 and wrong["share"] == 1.0
 
 

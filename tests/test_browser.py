@@ -637,6 +637,23 @@ def test_no_record_role_is_left_in_the_site():
     assert not left, f"record roles left unfilled in: {left}"
 
 
+def test_every_page_names_its_licence():
+    """The footer of every page says the text and code are under the MIT License, as LICENSE does."""
+    pages = sorted(SITE_DIR.glob("**/*.html"))
+    pages = [
+        p
+        for p in pages
+        if "_static" not in p.parts and p.name not in ("search.html", "genindex.html")
+    ]
+    assert pages, f"no built page under {SITE_DIR}"
+    missing = [
+        p.relative_to(SITE_DIR).as_posix()
+        for p in pages
+        if 'class="d2l-licence">Text and code under the MIT License' not in p.read_text("utf-8")
+    ]
+    assert not missing, f"pages without the licence in their footer: {missing}"
+
+
 def test_sections_are_numbered_and_references_resolve():
     """_toc.yml numbers the sections: the sidebar and the headings show the numbers, and the references by label
     ({ref}, {numref}; booktools/labels.py) became links, on the pages and as plain links in the notebooks."""

@@ -11,7 +11,7 @@ import pytest
 import d2lcore
 from booktools import execute
 from booktools.merge import merge
-from booktools.paths import tree_hash
+from booktools.paths import ROOT, tree_hash
 from booktools.split import SETUP_TAG, details, quotes, split
 from d2lcore import FRAMEWORKS
 from d2lcore.frameworks import REGISTRY
@@ -93,9 +93,17 @@ def test_split_starts_with_the_setup_cell(source, framework):
     setup = split(source, framework).cells[0]
     extra = REGISTRY[framework].extra
     assert setup.cell_type == "code" and setup.id == "setup" and setup.metadata.tags == [SETUP_TAG]
-    assert setup.source.startswith(
-        f"# This notebook needs d2lcore for {REGISTRY[framework].label}: "
+    first, second = setup.source.splitlines()[:2]
+    assert first == (
+        "# Copyright © 2026 The d2lcore authors. Text and code under the MIT License (the LICENSE file of the "
+        "book's repository)."
     )
+    assert (
+        (ROOT / "LICENSE")
+        .read_text()
+        .startswith("MIT License\n\nCopyright (c) 2026 The d2lcore authors\n")
+    )
+    assert second.startswith(f"# This notebook needs d2lcore for {REGISTRY[framework].label}: ")
     assert f'pip install "d2lcore[{extra}]=={d2lcore.__version__}"' in setup.source
     assert 'if importlib.util.find_spec("d2lcore") is None:' in setup.source
     compile(setup.source, "setup", "exec")
