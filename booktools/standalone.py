@@ -80,7 +80,9 @@ def tested_pin(framework):
 # versions requirements.txt allows
 JUPYTER = ["ipykernel>=6.29", "nbclient>=0.10", "nbval>=0.11,<0.12", "pytest>=8,<10"]
 NBVAL = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN]
+# a kernel's start (its framework's first import) can take minutes on a busy machine: nbval's default is 60 s
 NBVAL += ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
+NBVAL += ["--nbval-kernel-startup-timeout=600"]
 
 # Executed by the fresh environment's Python: the versions it ran with (argv: distribution names).
 VERSIONS = textwrap.dedent(

@@ -118,7 +118,8 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu=
             "-p",
             "booktools.nbval_plugin",
         ),
-        *("--nbval-lax", "--nbval-cell-timeout=1800", *parallel, *pytest_args),
+        *("--nbval-lax", "--nbval-cell-timeout=1800", "--nbval-kernel-startup-timeout=600"),
+        *(*parallel, *pytest_args),
         *(str(path) for _, _, path, _, _ in prepared),
     ]
     settings = " ".join(f"{k}={v!r}" for k, v in CPUS[cpu].items()) or "none"
