@@ -30,6 +30,7 @@ them to data/measurements/trained_claims.json (again after every worker, so a st
 import argparse
 import contextlib
 import datetime
+import hashlib
 import io
 import json
 import os
@@ -100,6 +101,12 @@ def recipe(claim, framework):
     if not any(re.search(r"d2l\.set_seed\(\d+\)", c) for c in loop):
         raise SystemExit(f"{claim}: no d2l.set_seed(...) in the recipe's cells")
     return cells[:start], loop
+
+
+def recipe_hash(claim, framework):
+    """A SHA-256 of the page's recipe code for ``framework``: the measurement file keeps it, and a test fails once
+    the page's recipe is no longer the one measured (tests/test_measurements.py)."""
+    return hashlib.sha256("\n".join(recipe(claim, framework)[1]).encode()).hexdigest()
 
 
 def run_claim(claim, framework, seeds, replace=()):
@@ -222,6 +229,13 @@ def margin(summary, claim):
 
 
 def write(out, results, started):
+    """The measurement file; results measured before for other (claim, framework, setting) are kept."""
+    if out.exists():
+        measured = {(r["claim"], r["framework"], r["setting"]) for r in results}
+        old = json.loads(out.read_text(encoding="utf-8"))["results"]
+        results = [
+            r for r in old if (r["claim"], r["framework"], r["setting"]) not in measured
+        ] + results
     data = {
         "what": "The book's trained claims over seeds and CPU settings; written by benchmarks/trained_claims.py",
         "command": "benchmarks/trained_claims.py " + " ".join(sys.argv[1:]),
@@ -278,6 +292,8 @@ def main():
                         "setting": setting,
                         "seeds": args.seeds,
                         "replace": args.replace,
+                        "recipe": recipe_hash(claim, framework),
+                        "date": started.strftime("%Y-%m-%d"),
                         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
                         "runs": runs,
                         "summary": summary,

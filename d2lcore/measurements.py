@@ -186,16 +186,16 @@ def plot_bottleneck(data, measure="bleu", figsize=(6.4, 2.7)):
 
 def show_bottleneck(path=None):
     """Draw the bottleneck measurement (:func:`plot_bottleneck` of mean BLEU) and show its record
-    ``"bottleneck"`` (:func:`bottleneck_fields`): the committed one, or the file at ``path``.
-    Returns the Record."""
+    ``"bottleneck"`` (:func:`bottleneck_fields`): the committed one, or the file at ``path``. The
+    printed line names the script, framework, device, seeds and epochs; the machine's cores and
+    load average are fields only. Returns the Record."""
     from d2lcore.records import show_record
 
     data = read_measurement("bottleneck", path)
     fields = bottleneck_fields(data)
     text = (
         f"Measured by benchmarks/bottleneck.py in {fields['framework']} on {fields['device']}: "
-        f"{fields['seeds']} seeds, {fields['epochs']} epochs per run, {fields['cores']} cores "
-        f"(load average {fields['load_min']:.1f} to {fields['load_max']:.1f})"
+        f"{fields['seeds']} seeds, {fields['epochs']} epochs per run"
     )
     plot_bottleneck(data)
     return show_record("bottleneck", text, **fields)

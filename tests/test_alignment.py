@@ -21,7 +21,9 @@ def test_the_settings_are_the_pages():
     from booktools.split import read_source
 
     page = Path(__file__).resolve().parents[1] / "chapters" / "attention" / "bahdanau-attention.md"
-    [code] = [c.source for c in read_source(page).cells if "reversal_arrays(num_examples=" in c.source]
+    [code] = [
+        c.source for c in read_source(page).cells if "reversal_arrays(num_examples=" in c.source
+    ]
     for text in (
         f"d2l.set_seed({SEED})",
         f"rev_steps = {NUM_STEPS}",
@@ -30,7 +32,9 @@ def test_the_settings_are_the_pages():
         f"lr={LR}",
         f"num_epochs={NUM_EPOCHS}",
     ):
-        assert text in code, f"the page's reversal recipe has no {text!r}: update this file's settings"
+        assert text in code, (
+            f"the page's reversal recipe has no {text!r}: update this file's settings"
+        )
 
 
 def test_reversal_pairs_are_reversals_drawn_from_the_seed():

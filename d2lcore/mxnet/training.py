@@ -41,7 +41,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     losses, total_tokens = [], 0
     timer = Timer()
     for epoch in range(num_epochs):
-        # Sums stay on the device: reading one (float()) would wait for MXNet's engine
+        # The epoch's summed loss and number of target tokens, kept as arrays
         loss_sum, num_tokens = np.zeros((), ctx=device), np.zeros((), ctx=device)
         for batch in data_iter:
             X, X_valid_len, Y, Y_valid_len = (a.as_in_ctx(device) for a in batch)
@@ -56,13 +56,13 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                 tokens = Y_valid_len.sum().astype(loss.dtype)
                 per_token = loss / tokens
             per_token.backward()  # the gradient of the loss per token
-            # The global norm at most 1. Not read back (check_isfinite=False): reading it would
-            # make every step wait until the backward pass is done
+            # The gradient's global norm at most 1 (check_isfinite=False: the norm is not
+            # checked for inf or NaN)
             gluon.utils.clip_global_norm(grads, 1, check_isfinite=False)
             trainer.step(1)  # Adam; 1: the loss is already per token
             loss_sum = loss_sum + loss
             num_tokens = num_tokens + tokens
-        losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
+        losses.append(float(loss_sum / num_tokens))  # the epoch's loss per token
         total_tokens += int(num_tokens)
         # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
         animator.add_epoch(epoch + 1, num_epochs, losses[-1])

@@ -52,8 +52,7 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
         optimizer.apply_gradients(zip(grads, net.trainable_variables))
         return loss, tokens
 
-    # The traced graph itself: calling it skips tf.function's matching of the arguments
-    # with the signature (a fraction of a millisecond per step on a CPU)
+    # The graph traced for that signature, which the loop calls directly
     return train_step.get_concrete_function()
 
 
@@ -72,7 +71,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
         losses, total_tokens = [], 0
         timer = Timer()
         for epoch in range(num_epochs):
-            # Sums stay tensors: reading one (float()) would wait for the step to finish
+            # The epoch's summed loss and number of target tokens, kept as tensors
             loss_sum, num_tokens = tf.zeros(()), tf.zeros(())
             for batch in data_iter:
                 if train_step is None:
@@ -80,7 +79,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
                     train_step = _make_train_step(net, optimizer, loss_fn, bos, batch)
                 loss, tokens = train_step(*batch)
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
-            losses.append(float(loss_sum / num_tokens))  # the one wait of the epoch
+            losses.append(float(loss_sum / num_tokens))  # the epoch's loss per token
             total_tokens += int(num_tokens)
             # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
             animator.add_epoch(epoch + 1, num_epochs, losses[-1])

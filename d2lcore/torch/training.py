@@ -32,7 +32,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
     net.to(device)
     _initialize(net, device)
-    # fused: Adam's update of each weight in one kernel on its device (faster)
+    # fused=True: the same Adam update, computed in fewer, larger operations
     optimizer = torch.optim.Adam(net.parameters(), lr, fused=True)
     loss_fn = MaskedSoftmaxCELoss()
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
@@ -41,8 +41,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     net.train()
     timer = Timer()
     for epoch in range(num_epochs):
-        # Sums stay on the device: reading one (.item()) at each batch would wait for the
-        # device
+        # The epoch's summed loss and number of target tokens, kept as tensors
         loss_sum = torch.zeros((), device=device)
         num_tokens = torch.zeros((), dtype=torch.long, device=device)
         for batch in data_iter:
@@ -59,7 +58,7 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
             optimizer.step()
             loss_sum += loss.detach()
             num_tokens += tokens
-        losses.append((loss_sum / num_tokens).item())  # the one wait of the epoch
+        losses.append((loss_sum / num_tokens).item())  # the epoch's loss per token
         total_tokens += int(num_tokens)
         # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
         animator.add_epoch(epoch + 1, num_epochs, losses[-1])
