@@ -1,9 +1,11 @@
 """Merge a section's executed per-framework notebooks into the one notebook that Jupyter Book renders.
 
 Cells come in source order. A framework's code cell keeps its framework tag; the Sphinx extension
-(:mod:`booktools.sphinx_ext`) groups adjacent tagged cells into one tab-set. A shared code cell is shown once if
-its output is the same in every framework, and otherwise as one tagged copy per framework, each with its own
-output. Runs of tagged markdown cells become a ``{tab-set}`` directive here, since myst-nb drops the tags of
+(:mod:`booktools.sphinx_ext`) groups adjacent tagged cells into one tab-set. A shared code cell is shown once with
+its output if the output is the same in every framework; otherwise its code is shown once, without output, and
+its outputs follow as one tagged copy per framework with the input removed (tag ``remove-input``), which the
+extension groups into a tab-set of outputs; a hidden cell (``hide-cell``, the code of a solution) stays one tagged
+copy per framework. Runs of tagged markdown cells become a ``{tab-set}`` directive here, since myst-nb drops the tags of
 markdown cells. Records (:mod:`d2lcore.records`) keep only their line of text: their fields are for tools that
 read the executed notebooks, and the book's renderer would warn about their MIME type.
 
@@ -56,6 +58,16 @@ def _tagged(cell, framework):
     cell = copy.deepcopy(cell)
     tags = [t for t in cell.metadata.get("tags", []) if t not in FRAMEWORKS]
     cell.metadata["tags"] = [framework, *tags]
+    return cell
+
+
+HIDDEN = "hide-cell"
+OUTPUT_ONLY = "remove-input"
+"""The tag of a framework's copy of a shared cell that shows only its output (myst-nb's own tag)."""
+
+
+def _output_only(cell):
+    cell.metadata["tags"] = [*cell.metadata["tags"], OUTPUT_ONLY]
     return cell
 
 
@@ -142,6 +154,14 @@ def merge(source, notebooks=None):
         outputs = [_normalised(runs[fw].outputs) for fw in runs]
         if is_shared(cell) and all(o == outputs[0] for o in outputs):
             out.cells.append(copy.deepcopy(runs[FRAMEWORKS[0]]))
+        elif is_shared(cell) and HIDDEN not in cell.metadata.get("tags", []):
+            # the same code: once, then each framework's output (a hidden cell, a solution's code, keeps one
+            # closed copy per framework: two toggles, one for the code and one for the outputs, would be taller)
+            code = copy.deepcopy(runs[FRAMEWORKS[0]])
+            code.outputs = []
+            out.cells.append(code)
+            start = len(out.cells)
+            out.cells.extend(_output_only(_tagged(runs[fw], fw)) for fw in FRAMEWORKS)
         else:
             out.cells.extend(_tagged(runs[fw], fw) for fw in FRAMEWORKS if fw in runs)
         _add_figure(out.cells, start, cell, figures, where)

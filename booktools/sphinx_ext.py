@@ -5,6 +5,8 @@
    order, synced in the group ``framework``: sphinx-design (>= 0.8) then switches every tab-set of the page
    together, remembers the choice in the browser's localStorage and reads ``?framework=`` from the URL. A cell
    cannot be nested inside a MyST ``tab-item`` directive, which is why the grouping happens on the parsed tree.
+   The copies of a shared cell whose output differs by framework (its code is shown once above them, and their
+   input is removed: booktools.merge) make a tab-set of outputs alone, ``d2l-output-tabs``.
 2. Every page made from a notebook gets links to its three per-framework notebooks (copied next to the HTML
    under ``notebooks/<framework>/``) and, when a repository is configured (``d2l_repository`` in _config.yml),
    "Open in Colab" links to the same notebooks as published on the branch ``d2l_notebooks_branch`` of that GitHub
@@ -50,7 +52,11 @@ def _framework(node):
 
 
 def _tab_set(cells):
-    tab_set = create_component("tab-set", classes=["sd-tab-set", "d2l-framework-tabs"])
+    """The tab-set of a run of framework cells: ``d2l-framework-tabs`` where they show code, ``d2l-output-tabs``
+    where each shows only the output of the shared code above it (booktools.merge)."""
+    outputs_only = all("tag_remove-input" in c["classes"] for c in cells)
+    kind = "d2l-output-tabs" if outputs_only else "d2l-framework-tabs"
+    tab_set = create_component("tab-set", classes=["sd-tab-set", kind])
     for fw in FRAMEWORKS:
         item = create_component("tab-item", classes=["sd-tab-item"], selected=False)
         label = nodes.rubric(LABELS[fw], LABELS[fw], classes=["sd-tab-label"])
