@@ -559,7 +559,9 @@ def check_code_tab_sets(tab_sets: list[dict], framework: str, path: str) -> None
         if any(panel["closed_blocks"] for panel in panels.values()):
             continue  # a solution's code: the reader has not opened it
         texts = {panel["code"].strip() for panel in panels.values()}
-        assert len(texts) > 1, f"{where}: the same code in every tab (show it once, its outputs in tabs)"
+        assert len(texts) > 1, (
+            f"{where}: the same code in every tab (show it once, its outputs in tabs)"
+        )
         code = {fw: code_lines(panel["code"]) for fw, panel in panels.items()}
         if len({frozenset(lines) for lines in code.values()}) == len(FRAMEWORKS):
             distinct_code_seen = True
