@@ -1,7 +1,7 @@
 """What d2lcore's Keras layers share (TensorFlow, Keras 3), and every use of Keras' private
 attributes in d2lcore (so that a new Keras version needs changes here only): the Keras
 settings of the taught layers, which ``@d2l.checked`` applies (:func:`lazy_layer`), and
-the base classes of the encoder–decoder layers, which the pages do not show."""
+the bases of the encoder–decoder classes that the toolkit page shows."""
 
 import functools
 
