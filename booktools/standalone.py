@@ -304,11 +304,7 @@ def keep(path, source, framework):
         nb = nbformat.read(executed, as_version=4)
         nb.cells[0].source, nb.cells[0].outputs = setup_source(framework), []
         nbformat.write(nb, executed)
-    try:
-        return keep_executed(path, source, framework)
-    except Exception as err:  # a record the prose quotes is missing (booktools.quotes.QuoteError)
-        print(f"FAILED: {err}", flush=True)
-        return None
+    return keep_executed(path, source, framework)
 
 
 def run_all(

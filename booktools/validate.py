@@ -71,8 +71,8 @@ def executed_path(path):
 def keep(path, source, framework):
     """Put the executed notebook of nbval's notebook ``path`` where the build reads it
     (``_build/notebooks/<framework>/...``), its record roles filled with this run's values as the build's
-    executor fills them (booktools.quotes; a missing record raises QuoteError); return its seconds, or None
-    where it did not execute to the end (no executed file)."""
+    executor fills them (booktools.quotes); return its seconds, or None where it did not execute to the end
+    (no executed file) or its prose quotes a record the run did not show (printed)."""
     executed = executed_path(path)
     if not executed.exists():
         return None
@@ -83,7 +83,11 @@ def keep(path, source, framework):
     if "kernelspec" in d2l:
         nb.metadata["kernelspec"] = d2l.pop("kernelspec")
     target = notebook_path(source, framework)
-    fill_notebook(nb, where=f"{rel(target)} [{framework}]")
+    try:
+        fill_notebook(nb, where=f"{rel(target)} [{framework}]")
+    except QuoteError as err:  # the prose quotes a record that the run did not show
+        print(f"FAILED: {err}", flush=True)
+        return None
     nbformat.validate(nb)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
@@ -127,16 +131,8 @@ def run_nbval(sources, frameworks, folder=NBVAL, pytest_args=(), jobs=None, cpu=
     env = {**os.environ, **CPUS[cpu], "D2L_CPU": cpu}  # the kernels inherit it
     status = subprocess.run(command, cwd=ROOT, env=env).returncode
     print(f"== nbval ({cpu} CPU): each notebook executed once; the build reuses it", flush=True)
-    kept = [(s, fw, _keep(path, s, fw), problems) for s, fw, path, _, problems in prepared]
+    kept = [(s, fw, keep(path, s, fw), problems) for s, fw, path, _, problems in prepared]
     return summarise(kept) or status
-
-
-def _keep(path, source, framework):
-    try:
-        return keep(path, source, framework)
-    except QuoteError as err:
-        print(f"FAILED: {err}", flush=True)
-        return None
 
 
 def summarise(results):
