@@ -21,7 +21,8 @@ import time
 
 from seq2seq_run import ROOT
 
-from booktools.paths import CHAPTERS, KERNELS
+from booktools.kernels import KERNELS
+from booktools.paths import CHAPTERS
 from booktools.split import split
 from d2lcore import FRAMEWORKS
 

@@ -38,8 +38,8 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from booktools.paths import LABELS
+from booktools.records import notebook_records
 from d2lcore import FRAMEWORKS
-from d2lcore.records import notebook_records
 
 MISSING = "—"
 

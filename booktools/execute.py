@@ -15,8 +15,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
-from booktools.kernels import install_kernels, kernel_env
-from booktools.paths import DURATIONS, KERNELS, ROOT, TIMINGS, notebook_path, rel, tree_hash
+from booktools.kernels import KERNELS, install_kernels, kernel_env
+from booktools.paths import DURATIONS, ROOT, TIMINGS, notebook_path, rel, tree_hash
 from booktools.quotes import QuoteError, fill_notebook
 from booktools.split import split
 from d2lcore.threads import cpu_threads

@@ -32,10 +32,10 @@ from booktools.figures import (
 from booktools.links import rewrite_links
 from booktools.paths import LABELS, notebook_path
 from booktools.quotes import QuoteError, code_figures, fill, stray_figures
+from booktools.records import notebook_records
 from booktools.split import read_source
 from d2lcore import FRAMEWORKS
 from d2lcore.records import MIME as RECORD_MIME
-from d2lcore.records import notebook_records
 
 
 def _normalised(outputs):

@@ -19,7 +19,6 @@ DURATIONS = (
 )  # seconds per notebook when outputs were last recorded
 
 LABELS = {name: fw.label for name, fw in REGISTRY.items()}
-KERNELS = {name: fw.kernel for name, fw in REGISTRY.items()}
 
 
 def is_notebook(path):

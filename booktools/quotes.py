@@ -30,8 +30,8 @@ from html import escape
 
 from booktools.figures import IMAGE
 from booktools.paths import LABELS
+from booktools.records import notebook_records
 from d2lcore import FRAMEWORKS
-from d2lcore.records import notebook_records
 
 ROLE = re.compile(
     r"\{record\}`(?P<name>[A-Za-z_]\w*)\.(?P<field>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`"

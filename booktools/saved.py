@@ -121,9 +121,9 @@ def mismatches(cell_code, package_file, root=ROOT):
 def _reached_through_d2l(tree):
     """Names of a package module that a reader's notebook reaches as ``d2l.name``: those the module binds at
     top level (imports and definitions) that belong to the public interface."""
-    from d2lcore import interface
+    from d2lcore.interface import NAMES
 
-    public = {name for name in vars(interface) if not name.startswith("_")}
+    public = set(NAMES)
     bound = set()
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):

@@ -20,6 +20,8 @@
 4. The ``record-table`` directive (:mod:`booktools.comparison`).
 5. Figures in framework tabs: a figure that a cell draws differently in each framework has one copy per tab, and
    only the first copy is named and numbered (:mod:`booktools.figures`); the others get the same number.
+6. The ``d2l-api`` directive of the API page (:mod:`booktools.api`): every public name's signature and docstring,
+   read from its implementation.
 """
 
 import os
@@ -33,7 +35,7 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component
 
-from booktools import comparison
+from booktools import api, comparison
 from booktools.paths import LABELS
 from booktools.split import SETUP_TAG, WHEEL, setup_source
 from d2lcore.frameworks import FRAMEWORKS
@@ -294,4 +296,5 @@ def setup(app):
     app.connect("build-finished", copy_notebooks)
     app.connect("doctree-resolved", number_figure_copies)
     comparison.setup(app)  # the record-table directive
+    api.setup(app)  # the d2l-api directive
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -24,8 +24,8 @@ import nbformat
 from booktools.cpus import CPUS
 from booktools.execute import cache_key, default_jobs, environment_hash, longest_first
 from booktools.expected import expected_path, first_line, inject, refresh_command
-from booktools.kernels import install_kernels
-from booktools.paths import BUILD, KERNELS, ROOT, TIMINGS, notebook_path, rel
+from booktools.kernels import KERNELS, install_kernels
+from booktools.paths import BUILD, ROOT, TIMINGS, notebook_path, rel
 from booktools.quotes import QuoteError, fill_notebook
 from booktools.split import split
 

@@ -5,7 +5,8 @@ Pick a framework and import its module under one name::
     from d2lcore import torch as d2l        # or: mxnet, tensorflow
 
 Each of the three modules offers the same public names with the same signatures and the same semantics; the
-interface is written down once, in :mod:`d2lcore.interface`. Importing ``d2lcore`` itself imports no framework.
+names are listed once, in :mod:`d2lcore.interface`, and each signature is written only in its code. Importing
+``d2lcore`` itself imports no framework.
 
 Framework-neutral code (plotting, timing, argument checks, conversion to NumPy) lives once, in the modules of this
 package, and every framework module re-exports it.

@@ -1,26 +1,6 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.checks import (
-    check_add_norm,
-    check_bool,
-    check_built_widths,
-    check_dropout,
-    check_epoch_tokens,
-    check_heads,
-    check_int,
-    check_lengths,
-    check_positions,
-    check_real,
-    check_seq2seq_batch,
-    check_shapes,
-    check_sizes,
-    check_steps,
-    check_training_points,
-    check_tuple,
-    check_vocab,
-    not_implemented,
-    valid_lens_spec,
-)
+from d2lcore.contract import not_implemented
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.evaluation import (
@@ -59,29 +39,11 @@ from d2lcore.text import (
     truncate_pad,
 )
 from d2lcore.timer import Timer
-from d2lcore.transformer import LAYER_NORM_EPS, check_decoder_state, check_width
+from d2lcore.transformer import LAYER_NORM_EPS
 
 __all__ = [
     "LAYER_NORM_EPS",
-    "check_bool",
-    "check_seq2seq_batch",
-    "check_training_points",
-    "check_decoder_state",
-    "check_width",
-    "check_add_norm",
-    "check_built_widths",
-    "check_dropout",
-    "check_epoch_tokens",
-    "check_real",
-    "check_sizes",
-    "check_steps",
-    "check_tuple",
-    "check_vocab",
     "not_implemented",
-    "check_heads",
-    "check_lengths",
-    "check_positions",
-    "valid_lens_spec",
     "Animator",
     "Timer",
     "Translation",
@@ -94,8 +56,6 @@ __all__ = [
     "show_translations",
     "translate_corpus",
     "build_array_nmt",
-    "check_int",
-    "check_shapes",
     "download",
     "download_extract",
     "last_query",
@@ -124,21 +84,8 @@ __all__ = [
 
 
 def interface_names():
-    """The names of :mod:`d2lcore.interface` (its functions, classes and constants, and ``plt``): the
-    ``__all__`` of every framework module, which tests/test_interface.py checks against what each module
-    defines."""
-    import inspect
+    """The public names of every framework module, sorted: those of ``SECTIONS`` in :mod:`d2lcore.interface`,
+    the ``__all__`` of each, which tests/test_interface.py checks against what each module defines."""
+    from d2lcore.interface import NAMES
 
-    from d2lcore import interface
-
-    return sorted(
-        name
-        for name, value in vars(interface).items()
-        if not name.startswith("_")
-        and (
-            inspect.isfunction(value)
-            or inspect.isclass(value)
-            or name == "plt"
-            or name.isupper()
-        )
-    )
+    return sorted(NAMES)

@@ -16,7 +16,13 @@ def to_numpy(x):
         return x.detach().cpu().numpy()
     if hasattr(x, "numpy"):  # TensorFlow (eager tensors and variables)
         return x.numpy()
-    return np.asarray(x)
+    array = np.asarray(x) if not isinstance(x, str | bytes) else None
+    if array is None or array.dtype.kind not in "biufc":
+        raise TypeError(
+            f"to_numpy needs a tensor, an array, a number or a (nested) list of numbers; got {type(x).__name__} "
+            f"{x!r:.40}"
+        )
+    return array
 
 
 def last_query(weights):

@@ -5,7 +5,7 @@ computes them."""
 import collections
 import math
 
-from d2lcore.checks import checked
+from d2lcore.contract import checked
 
 
 def _ngrams(tokens, n):

@@ -3,7 +3,7 @@ a line of text and that tools read back as data, never by parsing the text (fram
 
 In a Jupyter kernel, :func:`show_record` displays the record: the output holds the line of text (``text/plain``)
 and the fields as JSON under the MIME type :data:`MIME`, so the executed notebook carries the figures themselves
-(the book's record tables read them with :func:`notebook_records`). Elsewhere it prints the line. Code that runs
+(the book's tools read them back: ``booktools/records.py``). Elsewhere it prints the line. Code that runs
 the book's functions itself (the benchmarks) gets the records with :func:`collect`.
 """
 
@@ -114,15 +114,3 @@ def collect():
         yield found
     finally:
         _collectors.remove(found)
-
-
-def notebook_records(nb):
-    """``{name: fields}`` of the records in the outputs of a notebook (an nbformat node or its JSON as dicts);
-    a later record of a name replaces an earlier one."""
-    records = {}
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            data = output.get("data", {}).get(MIME)
-            if isinstance(data, dict) and isinstance(data.get("name"), str):
-                records[data["name"]] = dict(data.get("fields") or {})
-    return records

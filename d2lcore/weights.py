@@ -29,11 +29,34 @@ not visited. The most specific registered class in the layer's MRO wins.
 
 import numpy as np
 
-from d2lcore.checks import check_weights_fit
 from d2lcore.convert import to_numpy
 
 NOT_BUILT = "has no weights yet: its input sizes are inferred on the first call. Call the layer once on an input first."
 """Why a layer whose input sizes are not inferred yet has no weights to export or load."""
+
+
+def check_weights_fit(expected, given):
+    """For load_weights: ``given`` {name: array} must have exactly the names of ``expected``
+    {name: array}, with the same shapes; else ValueError listing every problem."""
+    missing = [name for name in expected if name not in given]
+    unexpected = [name for name in given if name not in expected]
+    mismatched = [
+        f"{name}: expected {expected[name].shape}, got {tuple(given[name].shape)}"
+        for name in expected
+        if name in given and tuple(given[name].shape) != expected[name].shape
+    ]
+    problems = []
+    if missing:
+        problems.append(f"missing {missing}")
+    if unexpected:
+        problems.append(f"unexpected {unexpected}")
+    if mismatched:
+        problems.append(f"wrong shapes [{'; '.join(mismatched)}]")
+    if problems:
+        raise ValueError(
+            "load_weights: the weights must have exactly the layer's names and shapes; "
+            "got " + ", ".join(problems)
+        )
 
 
 class WeightsIO:

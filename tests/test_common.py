@@ -7,41 +7,10 @@ import matplotlib
 import numpy as np
 import pytest
 
-from d2lcore import checks, convert, plotting
+from d2lcore import convert, plotting
 from d2lcore.timer import Timer
 
 matplotlib.use("Agg")
-
-
-# --- shape checks ---------------------------------------------------------------------------------------------
-
-
-def test_check_shapes_binds_names(tensor):
-    sizes = checks.check_shapes(a=(tensor(np.zeros((2, 3))), "n m"), b=(tensor(np.zeros(2)), "n"))
-    assert sizes == {"n": 2, "m": 3}
-
-
-def test_check_shapes_fixed_size(tensor):
-    checks.check_shapes(x=(tensor(np.zeros((4, 3))), "n 3"))
-    with pytest.raises(
-        ValueError, match=r"x must have shape \(n, 3\) = \(4, 3\); got shape \(4, 2\)$"
-    ):
-        checks.check_shapes(x=(tensor(np.zeros((4, 2))), "n 3"))
-
-
-def test_check_shapes_rejects_non_tensors():
-    with pytest.raises(TypeError, match="x must be a tensor of shape \\(n\\); got list"):
-        checks.check_shapes(x=([1, 2], "n"))
-
-
-def test_check_int():
-    assert checks.check_int("k", 3, minimum=0) == 3
-    with pytest.raises(TypeError, match="k must be an int; got float 1.5"):
-        checks.check_int("k", 1.5)
-    with pytest.raises(TypeError, match="got bool"):
-        checks.check_int("k", True)
-    with pytest.raises(ValueError, match="k must be >= 0; got -1"):
-        checks.check_int("k", -1, minimum=0)
 
 
 # --- conversion -----------------------------------------------------------------------------------------------
@@ -73,7 +42,8 @@ def test_show_heatmaps_draws_each_matrix(tensor):
 
 def test_show_heatmaps_rejects_wrong_rank(tensor):
     with pytest.raises(
-        ValueError, match=r"matrices must have 4 dimension\(s\), shape \(num_rows, num_cols, "
+        ValueError,
+        match=r"^show_heatmaps: matrices must have shape \(num_rows, num_cols, num_queries, num_keys\)",
     ):
         plotting.show_heatmaps(tensor(np.eye(3)), xlabel="k", ylabel="q")
 

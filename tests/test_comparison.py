@@ -1,6 +1,6 @@
-"""Records (d2lcore.records) and the record-table directive (booktools/comparison.py): reading executed
-notebooks, the table, missing data, warnings and re-rendering when a notebook changes. Small Sphinx builds in
-tmp_path."""
+"""Records (d2lcore.records, read back by booktools/records.py) and the record-table directive
+(booktools/comparison.py): reading executed notebooks, the table, missing data, warnings and re-rendering when
+a notebook changes. Small Sphinx builds in tmp_path."""
 
 import io
 import os
@@ -176,6 +176,22 @@ def test_notebook_records_reads_the_last_record_of_each_name_and_nothing_else(tm
     assert comparison.read_records(tmp_path / "nope.ipynb") is None
     path.write_text('{"cells": [')  # damaged: a note, not a failed build
     assert comparison.read_records(path).startswith("NotJSONError")
+
+
+def test_notebook_records_reads_notebook_json_as_plain_dicts():
+    from booktools.records import notebook_records
+
+    record = {"name": "training", "fields": {"epochs": 3}}
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "", "outputs": [{"data": {records.MIME: record}}]},
+            {"cell_type": "code", "outputs": [{"output_type": "stream", "text": "x"}]},
+            {"cell_type": "code", "outputs": [{"data": {records.MIME: {"fields": {}}}}]},  # no name
+            {"cell_type": "code", "outputs": [{"data": {"text/plain": "3", records.MIME: record}}]},
+        ]
+    }
+    assert notebook_records(nb) == {"training": {"epochs": 3}}
+    assert notebook_records({}) == {}
 
 
 def test_columns_format_records_and_show_a_dash_for_what_is_missing():

@@ -143,7 +143,9 @@ def test_vocab_errors():
         Vocab(SENTENCES, reserved_tokens=["<pad>", "<eos>", "<pad>"])
     with pytest.raises(ValueError, match="<unk>"):
         Vocab(SENTENCES, reserved_tokens=["<unk>"])
-    with pytest.raises(TypeError, match="not a str"):
+    with pytest.raises(
+        TypeError, match="^Vocab: tokens must be a list of tokens or a list of token lists; got str"
+    ):
         Vocab("hello")
     with pytest.raises(TypeError, match="tokens must be str"):
         Vocab([["a", 3]])
@@ -186,10 +188,13 @@ def test_build_array_nmt():
 
 
 def test_build_array_nmt_errors():
-    with pytest.raises(ValueError, match=r"vocab lacks \['<eos>'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"^build_array_nmt: vocab must hold the reserved tokens \['<eos>', '<pad>'\]; got one without \['<eos>'\]",
+    ):
         build_array_nmt([["a"]], Vocab(["a"], reserved_tokens=["<pad>"]), 3)
     vocab = Vocab(["a"], reserved_tokens=["<pad>", "<eos>"])
-    with pytest.raises(TypeError, match=r"lines\[1\] is a str"):
+    with pytest.raises(TypeError, match=r"lines must be a list of token lists; got lines\[1\] a str"):
         build_array_nmt([["a"], "a b"], vocab, 3)
     with pytest.raises(ValueError, match="num_steps"):
         build_array_nmt([["a"]], vocab, 0)

@@ -24,9 +24,10 @@ import os as _os
 
 from d2lcore.threads import cpu_threads as _cpu_threads
 
-# One OpenMP thread unless the reader chose (see d2lcore.threads); MXNet reads it when it loads.
+# One OpenMP thread unless the reader chose (see d2lcore.threads); MXNet reads it when it loads. A value the reader
+# set is never overwritten, not even by D2L_NUM_THREADS.
 if (_threads := _cpu_threads()) is not None:
-    _os.environ["OMP_NUM_THREADS"] = str(_threads)
+    _os.environ.setdefault("OMP_NUM_THREADS", str(_threads))
 
 from mxnet import npx as _npx
 
@@ -40,15 +41,8 @@ from .attention import (
     DotProductAttention,
     masked_softmax,
 )
-from .checks import (
-    check_decoder_call,
-    check_decoder_init,
-    check_float,
-    check_token_ids,
-    check_valid_lens,
-    checked,
-)
 from .data import load_array, load_data_nmt
+from .decoding import predict_seq2seq
 from .encoder_decoder import (
     AttentionDecoder,
     Decoder,
@@ -66,7 +60,8 @@ from .seq2seq import (
     Seq2SeqEncoder,
     sequence_mask,
 )
-from .training import predict_seq2seq, train_seq2seq
+from .tensors import checked
+from .training import train_seq2seq
 from .transformer import (
     AddNorm,
     PositionWiseFFN,

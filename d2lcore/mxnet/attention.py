@@ -8,7 +8,7 @@ import numpy as onp
 from mxnet import np, npx
 from mxnet.gluon import nn
 
-from .checks import checked
+from .tensors import checked
 
 
 @checked

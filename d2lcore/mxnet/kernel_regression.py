@@ -6,7 +6,7 @@ from mxnet.gluon import nn
 
 from d2lcore.plotting import Animator
 
-from .checks import checked
+from .tensors import checked
 
 
 @checked

@@ -5,9 +5,10 @@ Vaswani et al., 2017, "Attention is all you need"."""
 import math
 
 import mxnet as mx
+from mxnet import np
 from mxnet.gluon import nn
 
-from .checks import checked
+from .tensors import checked
 
 
 @checked
@@ -41,8 +42,8 @@ class MultiHeadAttention(nn.HybridBlock):
     mixes the concatenated heads. Input sizes are inferred on the first call.
 
     queries (batch, n_q, q), keys (batch, n_k, k), values (batch, n_k, v), valid_lens
-    (batch, n_q) int32, at most n_k (the checks make them so from None, (batch,) or
-    (batch, n_q) lengths) -> (batch, n_q, num_hiddens).
+    None, (batch,) or (batch, n_q) -> (batch, n_q, num_hiddens). forward gives the graph
+    the lengths its softmax reads (see query_lengths).
 
     Once hybridized, each call runs hybrid_forward as one cached graph (Gluon's CachedOp).
     head_weights: the last call's weights, (batch * num_heads, n_q, n_k); in a hybridized
@@ -58,7 +59,22 @@ class MultiHeadAttention(nn.HybridBlock):
         self.W_o = nn.Dense(num_hiddens, use_bias=bias, flatten=False)
         self.head_weights = None
 
+    @staticmethod
+    def query_lengths(queries, keys, valid_lens=None):
+        """valid_lens (None: every key) as the graph's softmax reads them: one length per
+        query, (batch, n_q) int32, at most n_k. Symbols (in a parent's graph, whose forward
+        gave such lengths) pass as they are."""
+        if isinstance(queries, mx.sym.Symbol):
+            return valid_lens
+        (batch, n_q), n_k = queries.shape[:2], keys.shape[1]
+        if valid_lens is None:
+            return np.full((batch, n_q), n_k, dtype="int32", ctx=queries.ctx)
+        lens = np.minimum(valid_lens.reshape(batch, -1), n_k)  # (batch, 1 or n_q)
+        return np.broadcast_to(lens, (batch, n_q)).astype("int32")
+
     def forward(self, queries, keys, values, valid_lens=None):
+        # None, (batch,) or (batch, n_q) lengths -> the graph's (batch, n_q) int32
+        valid_lens = self.query_lengths(queries, keys, valid_lens)
         output, self.head_weights = super().forward(queries, keys, values, valid_lens)
         return output
 

@@ -7,7 +7,7 @@ from mxnet.gluon import nn
 
 from d2lcore.positional import sinusoid_table
 
-from .checks import checked
+from .tensors import checked
 
 
 @checked

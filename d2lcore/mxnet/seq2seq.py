@@ -6,9 +6,9 @@ from mxnet import np, npx
 from mxnet.gluon import nn, rnn
 
 from .attention import AdditiveAttention
-from .checks import checked
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder
 from .rnn import GRU
+from .tensors import checked
 
 
 @checked
@@ -113,8 +113,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
 @checked
 def sequence_mask(X, valid_len, value=0):
     """X (batch, steps, ...) with the entries at steps >= valid_len[b] replaced by
-    ``value``, as a new array. valid_len: (batch,) lengths, whole numbers >= 0 (the checks
-    make a list of them an array)."""
+    ``value``, as a new array. valid_len: (batch,) lengths, whole numbers >= 0."""
     if X.size == 0:  # MXNet's kernel divides by zero on an empty batch
         return X.copy()
     return npx.sequence_mask(

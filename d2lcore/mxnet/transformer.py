@@ -16,10 +16,11 @@ from mxnet.gluon import nn
 
 from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import checked
+from .blocks import HybridBlock
 from .encoder_decoder import AttentionDecoder, Encoder
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
+from .tensors import checked
 
 
 @checked
@@ -62,7 +63,7 @@ class AddNorm(nn.HybridBlock):
 
 
 @checked
-class TransformerEncoderBlock(nn.HybridBlock):
+class TransformerEncoderBlock(HybridBlock):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm:
     X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) -> (batch,
     steps, num_hiddens). hybrid_forward is the graph, once hybridized."""
@@ -75,6 +76,8 @@ class TransformerEncoderBlock(nn.HybridBlock):
         self.addnorm2 = AddNorm(dropout)
 
     def forward(self, X, valid_lens=None):
+        # The lengths that the graph's attention reads, (batch, steps) int32
+        valid_lens = self.attention.query_lengths(X, X, valid_lens)
         Y, self.attention.head_weights = super().forward(X, valid_lens)
         return Y
 
@@ -130,7 +133,7 @@ class TransformerEncoder(Encoder):
 
 
 @checked
-class TransformerDecoderBlock(nn.HybridBlock):
+class TransformerDecoderBlock(HybridBlock):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -142,7 +145,7 @@ class TransformerDecoderBlock(nn.HybridBlock):
 
     Position past + i attends to positions 0, ..., past + i only, whatever the mode
     (training or not), so decoding a sequence step by step with the cache gives the same
-    outputs as decoding it at once. forward gives the cache and the causal mask's lengths
+    outputs as decoding it at once. forward gives the cache and both attentions' lengths
     to hybrid_forward, the graph once hybridized."""
 
     def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
@@ -166,6 +169,10 @@ class TransformerDecoderBlock(nn.HybridBlock):
         # Causal mask: query i (position past + i) sees the first past + i + 1 keys
         lens = np.arange(past + 1, past + steps + 1, dtype="int32", ctx=X.ctx)
         dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
+        # The lengths that the graph's encoder–decoder attention reads, (batch, steps) int32
+        enc_valid_lens = self.cross_attention.query_lengths(
+            X, enc_outputs, enc_valid_lens
+        )
         Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
             super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_valid_lens)
         )

@@ -7,7 +7,8 @@ import math
 import keras
 import tensorflow as tf
 
-from .checks import checked
+from .layers import Layer
+from .tensors import checked
 
 
 @checked
@@ -29,7 +30,7 @@ def masked_softmax(X, valid_lens):
 
 
 @checked
-class AdditiveAttention(keras.layers.Layer):
+class AdditiveAttention(Layer):
     """a(q, k) = w_v^T tanh(W_q q + W_k k): queries and keys may have different sizes.
     Bahdanau et al., 2015. Input sizes are inferred on the first call.
 
@@ -44,7 +45,7 @@ class AdditiveAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout)
         self.attention_weights = None
 
-    def call(self, queries, keys, values, valid_lens=None, training=None):
+    def call(self, queries, keys, values, valid_lens=None):
         queries, keys = self.W_q(queries), self.W_k(keys)  # (batch, *, num_hiddens)
         # Every query meets every key by broadcasting:
         # (batch, queries, 1, hiddens) + (batch, 1, keys, hiddens)
@@ -52,12 +53,12 @@ class AdditiveAttention(keras.layers.Layer):
         scores = tf.squeeze(self.w_v(features), axis=-1)  # (batch, queries, keys)
         self.attention_weights = masked_softmax(scores, valid_lens)
         # (batch, queries, keys) x (batch, keys, v) -> (batch, queries, v)
-        weights = self.dropout(self.attention_weights, training=training)
+        weights = self.dropout(self.attention_weights)
         return tf.matmul(weights, values)
 
 
 @checked
-class DotProductAttention(keras.layers.Layer):
+class DotProductAttention(Layer):
     """a(q, k) = q^T k / sqrt(d): scores that keep unit variance whatever the size d.
     Vaswani et al., 2017.
 
@@ -69,10 +70,10 @@ class DotProductAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout)
         self.attention_weights = None
 
-    def call(self, queries, keys, values, valid_lens=None, training=None):
+    def call(self, queries, keys, values, valid_lens=None):
         d = queries.shape[-1]
         # (Q / sqrt(d)) K^T: the division on the queries, smaller than the scores
         scores = tf.matmul(queries / math.sqrt(d), keys, transpose_b=True)
         self.attention_weights = masked_softmax(scores, valid_lens)
-        weights = self.dropout(self.attention_weights, training=training)
+        weights = self.dropout(self.attention_weights)
         return tf.matmul(weights, values)

@@ -2,7 +2,7 @@
 Toolkit): base classes and their
 composition, as Keras 3 layers."""
 
-from d2lcore.checks import not_implemented
+from d2lcore.contract import not_implemented
 
 from .layers import Layer, Model
 
@@ -14,7 +14,7 @@ class Encoder(Layer):
     def __init__(self):
         super().__init__()
 
-    def call(self, X, *args, training=None):
+    def call(self, X, *args):
         raise not_implemented(self, "call")
 
 
@@ -28,7 +28,7 @@ class Decoder(Layer):
     def init_state(self, enc_outputs, *args):
         raise not_implemented(self, "init_state")
 
-    def call(self, X, state, training=None):
+    def call(self, X, state):
         raise not_implemented(self, "call")
 
 
@@ -49,10 +49,10 @@ class EncoderDecoder(Model):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
 
-    def call(self, enc_X, dec_X, *args, training=None):
+    def call(self, enc_X, dec_X, *args):
         """enc_X (batch, src_steps), dec_X (batch, steps); ``args`` (e.g. the source valid
         lengths) go to the encoder and to ``init_state``. Returns (outputs, final state).
         """
-        enc_outputs = self.encoder(enc_X, *args, training=training)
+        enc_outputs = self.encoder(enc_X, *args)
         state = self.decoder.init_state(enc_outputs, *args)
-        return self.decoder(dec_X, state, training=training)
+        return self.decoder(dec_X, state)

@@ -6,11 +6,12 @@ import tensorflow as tf
 
 from d2lcore.plotting import Animator
 
-from .checks import checked
+from .layers import Layer
+from .tensors import checked
 
 
 @checked
-class NWKernelRegression(keras.layers.Layer):
+class NWKernelRegression(Layer):
     """f(x) = sum_i softmax_i(-((x - x_i) w)^2 / 2) y_i, with one learnable scalar w
     (initialised to 1). queries (n,); keys, values (n, m): the m key-value pairs that
     query i attends to -> (n,)."""

@@ -6,7 +6,8 @@ import keras
 import tensorflow as tf
 
 from .attention import DotProductAttention
-from .checks import checked
+from .layers import Layer
+from .tensors import checked
 
 
 @checked
@@ -31,7 +32,7 @@ def transpose_output(X, num_heads):
 
 
 @checked
-class MultiHeadAttention(keras.layers.Layer):
+class MultiHeadAttention(Layer):
     """Multi-head scaled dot-product attention. W_q, W_k, W_v project queries, keys and
     values to num_hiddens features (num_heads heads of num_hiddens / num_heads each); W_o
     mixes the concatenated heads. Input sizes are inferred on the first call.
@@ -48,7 +49,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.W_v = keras.layers.Dense(num_hiddens, use_bias=bias)
         self.W_o = keras.layers.Dense(num_hiddens, use_bias=bias)
 
-    def call(self, queries, keys, values, valid_lens=None, training=None):
+    def call(self, queries, keys, values, valid_lens=None):
         # After the projections and transpose_qkv: (batch * num_heads, n, num_hiddens / h)
         queries = transpose_qkv(self.W_q(queries), self.num_heads)
         keys = transpose_qkv(self.W_k(keys), self.num_heads)
@@ -56,7 +57,7 @@ class MultiHeadAttention(keras.layers.Layer):
         if valid_lens is not None:
             # Each example's lengths, copied num_heads times in a row like its heads
             valid_lens = tf.repeat(valid_lens, self.num_heads, axis=0)
-        output = self.attention(queries, keys, values, valid_lens, training=training)
+        output = self.attention(queries, keys, values, valid_lens)
         # output: (batch * num_heads, n_q, d) -> (batch, n_q, num_hiddens)
         return self.W_o(transpose_output(output, self.num_heads))
 

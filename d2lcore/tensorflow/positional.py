@@ -7,11 +7,12 @@ import tensorflow as tf
 
 from d2lcore.positional import sinusoid_table
 
-from .checks import checked
+from .layers import Layer
+from .tensors import checked
 
 
 @checked
-class PositionalEncoding(keras.layers.Layer):
+class PositionalEncoding(Layer):
     """Adds the sinusoidal encodings of positions offset, ..., offset + steps - 1 to X
     (batch, steps, num_hiddens), then applies dropout; offset: an int, or a scalar tensor
     (known only when a graph runs). ``P`` is the whole table, (1, max_len, num_hiddens),
@@ -22,6 +23,6 @@ class PositionalEncoding(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout)
         self.P = tf.constant(sinusoid_table(max_len, num_hiddens))
 
-    def call(self, X, offset=0, training=None):
+    def call(self, X, offset=0):
         P = tf.cast(self.P[:, offset : offset + tf.shape(X)[1], :], X.dtype)
-        return self.dropout(X + P, training=training)
+        return self.dropout(X + P)

@@ -5,12 +5,13 @@ Toolkit)."""
 import keras
 import tensorflow as tf
 
-from .checks import checked
+from .layers import Layer
+from .tensors import checked
 from .weights import gru_export, gru_load, register_converter
 
 
 @checked
-class GRU(keras.layers.Layer):
+class GRU(Layer):
     """``num_layers`` Keras GRU layers (Cho et al., 2014; with ``reset_after=True``, the
     function of PyTorch's and MXNet's GRU), dropout between them in training. X (batch,
     steps, inputs), state (num_layers, batch, num_hiddens) or None for zeros -> (outputs
@@ -25,18 +26,18 @@ class GRU(keras.layers.Layer):
         ]
         self.dropout = keras.layers.Dropout(dropout)
 
-    def call(self, X, state=None, training=None):
+    def call(self, X, state=None):
         if state is None:
             state = tf.zeros((len(self.grus), tf.shape(X)[0], self.num_hiddens), X.dtype)
         new_state = []
         for i, layer in enumerate(self.grus):
             if i > 0:
-                X = self.dropout(X, training=training)
+                X = self.dropout(X)
             if X.shape[1] == 1:  # one step: the layer's cell alone, without a loop
-                h, _ = layer.cell(X[:, 0], state[i], training=training)
+                h, _ = layer.cell(X[:, 0], state[i])
                 X = h[:, None, :]
             else:
-                X, h = layer(X, initial_state=state[i], training=training)
+                X, h = layer(X, initial_state=state[i])
             new_state.append(h)
         return X, tf.stack(new_state)
 

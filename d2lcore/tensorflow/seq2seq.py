@@ -6,9 +6,10 @@ import keras
 import tensorflow as tf
 
 from .attention import AdditiveAttention
-from .checks import checked
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder
+from .layers import Layer
 from .rnn import GRU
+from .tensors import checked
 
 
 @checked
@@ -24,9 +25,9 @@ class Seq2SeqEncoder(Encoder):
         self.embedding = keras.layers.Embedding(vocab_size, embed_size)
         self.rnn = GRU(num_hiddens, num_layers, dropout)
 
-    def call(self, X, *args, training=None):
+    def call(self, X, *args):
         embs = self.embedding(X)
-        outputs, state = self.rnn(embs, training=training)  # the initial state is zeros
+        outputs, state = self.rnn(embs)  # the initial state is zeros
         return outputs, state
 
 
@@ -48,13 +49,13 @@ class Seq2SeqDecoder(Decoder):
         hidden = enc_outputs[1]  # the encoder's final state, (num_layers, batch, h)
         return hidden[-1], hidden  # c: the final state of its last layer, (batch, h)
 
-    def call(self, X, state, training=None):
+    def call(self, X, state):
         context, hidden = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
         # The GRU's input: [c, embedding of y_{t'-1}] at every step, (batch, steps, h + embed)
         contexts = tf.repeat(context[:, None, :], X.shape[1], axis=1)
         x = tf.concat((contexts, embs), axis=-1)
-        outputs, hidden = self.rnn(x, hidden, training=training)  # (batch, steps, h)
+        outputs, hidden = self.rnn(x, hidden)  # (batch, steps, h)
         return self.dense(outputs), (context, hidden)
 
 
@@ -84,19 +85,17 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         outputs, hidden = enc_outputs
         return outputs, hidden, enc_valid_lens
 
-    def call(self, X, state, training=None):
+    def call(self, X, state):
         enc_outputs, hidden, enc_valid_lens = state
         embs = self.embedding(X)  # (batch, steps, embed_size)
         outputs, attention_weights = [], []
         for t in range(X.shape[1]):
             query = hidden[-1][:, None, :]  # (batch, 1, h): s_{t'-1}, last layer
             # c_{t'}, (batch, 1, h): the keys and values are the encoder's outputs h_1..h_T
-            context = self.attention(
-                query, enc_outputs, enc_outputs, enc_valid_lens, training=training
-            )
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
             # The GRU's input: [c_{t'}, embedding of y_{t'-1}], (batch, 1, h + embed)
             x = tf.concat((context, embs[:, t : t + 1]), axis=-1)
-            out, hidden = self.rnn(x, hidden, training=training)  # out: (batch, 1, h)
+            out, hidden = self.rnn(x, hidden)  # out: (batch, 1, h)
             outputs.append(out)
             attention_weights.append(self.attention.attention_weights)
         self._attention_weights = tuple(attention_weights)
@@ -123,7 +122,7 @@ def sequence_mask(X, valid_len, value=0):
 
 
 @checked
-class MaskedSoftmaxCELoss(keras.layers.Layer):
+class MaskedSoftmaxCELoss(Layer):
     """Cross-entropy summed over the valid tokens of each sequence.
 
     pred (batch, steps, vocab) logits, label (batch, steps) indices 0 ... vocab - 1,
@@ -133,7 +132,7 @@ class MaskedSoftmaxCELoss(keras.layers.Layer):
     def __init__(self):
         super().__init__()
 
-    def call(self, pred, label, valid_len, training=None):
+    def call(self, pred, label, valid_len):
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=tf.cast(label, tf.int32), logits=pred
         )  # (batch, steps)

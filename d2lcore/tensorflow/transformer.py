@@ -9,14 +9,15 @@ import tensorflow as tf
 
 from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
+from .layers import Layer
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
+from .tensors import checked
 
 
 @checked
-class PositionWiseFFN(keras.layers.Layer):
+class PositionWiseFFN(Layer):
     """The same two-layer MLP at every position: dense2(relu(dense1(X))).
 
     X (..., d) floats -> (..., ffn_num_outputs); d is inferred on the first call, and
@@ -28,12 +29,12 @@ class PositionWiseFFN(keras.layers.Layer):
         self.relu = keras.layers.ReLU()
         self.dense2 = keras.layers.Dense(ffn_num_outputs)
 
-    def call(self, X, training=None):
+    def call(self, X):
         return self.dense2(self.relu(self.dense1(X)))
 
 
 @checked
-class AddNorm(keras.layers.Layer):
+class AddNorm(Layer):
     """Residual connection, then layer normalisation: LayerNorm(dropout(Y) + X).
 
     X, Y (..., d) floats of the same shape -> (..., d); d is fixed by the first call.
@@ -45,12 +46,12 @@ class AddNorm(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout)
         self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
 
-    def call(self, X, Y, training=None):
-        return self.ln(self.dropout(Y, training=training) + X)
+    def call(self, X, Y):
+        return self.ln(self.dropout(Y) + X)
 
 
 @checked
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(Layer):
     """Multi-head self-attention, then the position-wise FFN, each followed by AddNorm.
 
     X (batch, steps, num_hiddens) floats, valid_lens None, (batch,) or (batch, steps)
@@ -64,11 +65,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm2 = AddNorm(dropout)
 
-    def call(self, X, valid_lens=None, training=None):
-        Y = self.addnorm1(
-            X, self.attention(X, X, X, valid_lens, training=training), training=training
-        )
-        return self.addnorm2(Y, self.ffn(Y), training=training)
+    def call(self, X, valid_lens=None):
+        Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))
+        return self.addnorm2(Y, self.ffn(Y))
 
 
 @checked
@@ -103,12 +102,12 @@ class TransformerEncoder(Encoder):
             for _ in range(num_layers)
         ]
 
-    def call(self, X, valid_lens=None, training=None):
+    def call(self, X, valid_lens=None):
         # The embeddings are scaled up to the size of the encodings (which lie in [-1, 1])
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
-        X = self.pos_encoding(X, training=training)
+        X = self.pos_encoding(X)
         for blk in self.blks:
-            X = blk(X, valid_lens, training=training)
+            X = blk(X, valid_lens)
         return X
 
     @property
@@ -119,7 +118,7 @@ class TransformerEncoder(Encoder):
 
 
 @checked
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(Layer):
     """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each
     followed by AddNorm.
 
@@ -147,7 +146,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
         self.addnorm3 = AddNorm(dropout)
 
-    def call(self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None):
+    def call(self, X, enc_outputs, enc_valid_lens=None, cache=None):
         if cache is None:
             key_values = X
         else:
@@ -157,20 +156,12 @@ class TransformerDecoderBlock(keras.layers.Layer):
         lens = tf.range(total - steps + 1, total + 1)
         dec_valid_lens = tf.broadcast_to(lens, (tf.shape(X)[0], steps))  # (batch, steps)
         Y = self.addnorm1(
-            X,
-            self.self_attention(
-                X, key_values, key_values, dec_valid_lens, training=training
-            ),
-            training=training,
+            X, self.self_attention(X, key_values, key_values, dec_valid_lens)
         )
         Z = self.addnorm2(
-            Y,
-            self.cross_attention(
-                Y, enc_outputs, enc_outputs, enc_valid_lens, training=training
-            ),
-            training=training,
+            Y, self.cross_attention(Y, enc_outputs, enc_outputs, enc_valid_lens)
         )
-        return self.addnorm3(Z, self.ffn(Z), training=training), key_values
+        return self.addnorm3(Z, self.ffn(Z)), key_values
 
 
 @checked
@@ -213,15 +204,15 @@ class TransformerDecoder(AttentionDecoder):
     def init_state(self, enc_outputs, enc_valid_lens=None):
         return enc_outputs, enc_valid_lens, (None,) * self.num_layers
 
-    def call(self, X, state, training=None):
+    def call(self, X, state):
         enc_outputs, enc_valid_lens, caches = state
         # Position past + i for the i-th token: the caches hold positions 0 ... past - 1
         past = 0 if caches[0] is None else tf.shape(caches[0])[1]
         X = self.embedding(X) * math.sqrt(self.num_hiddens)
-        X = self.pos_encoding(X, past, training=training)
+        X = self.pos_encoding(X, past)
         new_caches = []
         for blk, cache in zip(self.blks, caches):
-            X, key_values = blk(X, enc_outputs, enc_valid_lens, cache, training=training)
+            X, key_values = blk(X, enc_outputs, enc_valid_lens, cache)
             new_caches.append(key_values)
         return self.dense(X), (enc_outputs, enc_valid_lens, tuple(new_caches))
 

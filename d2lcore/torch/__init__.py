@@ -11,15 +11,8 @@ from .attention import (
     DotProductAttention,
     masked_softmax,
 )
-from .checks import (
-    check_decoder_call,
-    check_decoder_init,
-    check_float,
-    check_token_ids,
-    check_valid_lens,
-    checked,
-)
 from .data import load_array, load_data_nmt
+from .decoding import predict_seq2seq
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder, EncoderDecoder
 from .kernel_regression import NWKernelRegression, train_nw
 from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
@@ -32,7 +25,8 @@ from .seq2seq import (
     Seq2SeqEncoder,
     sequence_mask,
 )
-from .training import predict_seq2seq, train_seq2seq
+from .tensors import checked
+from .training import train_seq2seq
 from .transformer import (
     AddNorm,
     PositionWiseFFN,

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import checked
+from .tensors import checked
 
 
 @checked

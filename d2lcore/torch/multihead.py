@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from .attention import DotProductAttention
-from .checks import checked
+from .tensors import checked
 
 
 @checked

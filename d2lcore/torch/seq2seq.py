@@ -7,8 +7,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from .attention import AdditiveAttention
-from .checks import checked
 from .encoder_decoder import AttentionDecoder, Decoder, Encoder
+from .tensors import checked
 
 
 @checked

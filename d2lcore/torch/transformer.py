@@ -9,10 +9,10 @@ from torch import nn
 
 from d2lcore.transformer import LAYER_NORM_EPS
 
-from .checks import checked
 from .encoder_decoder import AttentionDecoder, Encoder
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding
+from .tensors import checked
 
 
 @checked

@@ -1,0 +1,855 @@
+"""The contract of every taught class and function, once for the three frameworks (see :mod:`d2lcore.contract`).
+
+Each contract is named like what it guards: ``@d2l.checked`` above ``class AdditiveAttention`` attaches
+``AdditiveAttention`` below. A contract names the parameters of the real signature (``tests/test_contracts.py``
+holds every contract to the signatures of all three frameworks): a shape such as ``"batch n_q d_q"`` names its
+dimensions, and a name has one size in a whole call. Rules that only the model can state (the heads divide the
+width) are written in the model too; here they come with the argument that breaks them.
+"""
+
+import numpy
+
+from d2lcore.contract import (
+    ANY,
+    DROPOUT,
+    Bool,
+    Call,
+    Contract,
+    Floats,
+    Function,
+    Ids,
+    Int,
+    Lengths,
+    Maybe,
+    Real,
+    Rule,
+    Spec,
+    Tensor,
+    Text,
+    VocabWith,
+    token_ids_error,
+)
+from d2lcore.convert import to_numpy
+
+# --- rules shared by several contracts ----------------------------------------------------------------------------
+
+
+def _heads_divide(call):
+    """num_heads divides num_hiddens: each head gets num_hiddens / num_heads features."""
+    hiddens, heads = call.arguments.get("num_hiddens"), call.arguments.get("num_heads")
+    if None not in (hiddens, heads) and hiddens % heads:
+        raise ValueError(
+            f"num_hiddens ({hiddens}) must be divisible by num_heads ({heads}), as each head gets num_hiddens / "
+            f"num_heads features; got a remainder of {hiddens % heads}"
+        )
+
+
+def _at_least_one_step(call):
+    steps = call.dims.get("steps")
+    if steps is not None and steps < 1:
+        raise ValueError(
+            f"X must have at least one time step, shape (batch, steps >= 1); got {steps} steps"
+        )
+
+
+def _positions_fit(call, offset=0):
+    """The steps of X at positions offset, ..., offset + steps - 1 fit in the positional table (max_len)."""
+    steps, max_len = call.dims.get("steps"), call.dims["max_len"]
+    if steps is None:  # unknown until a traced graph runs: the framework checks it there
+        call.fw.assert_positions(call.arguments["X"], offset, max_len)
+    elif offset + steps > max_len:
+        raise ValueError(
+            f"positions {offset} ... {offset + steps - 1} do not fit in the table of max_len = {max_len} positions "
+            f"(got X with {steps} steps at offset {offset}): raise max_len"
+        )
+
+
+def _offset_fits(call):
+    _positions_fit(call, call.arguments.get("offset", 0))
+
+
+def _tuple_of(name, value, fields):
+    if not isinstance(value, tuple | list) or len(value) != len(fields):
+        size = f" of {len(value)} entries" if isinstance(value, tuple | list) else ""
+        raise TypeError(
+            f"{name} must be a tuple ({', '.join(fields)}); got {type(value).__name__}{size}"
+        )
+    return tuple(value)
+
+
+_ENC_LENS = Maybe(Lengths("batch"))
+
+
+def _encoder_outputs(call, name, value):
+    """An RNN encoder's outputs: (outputs (batch, src_steps, num_hiddens), state)."""
+    outputs, _ = _tuple_of(name, value, ("outputs", "state"))
+    Floats("batch src_steps h").check(call, name, outputs)
+
+
+def _attention_state(call, name, value):
+    """An RNN attention decoder's state: (enc_outputs, hidden, enc_valid_lens None or (batch,))."""
+    enc_outputs, _, enc_valid_lens = _tuple_of(
+        name, value, ("enc_outputs", "hidden", "enc_valid_lens")
+    )
+    Floats("batch src_steps h").check(call, "enc_outputs", enc_outputs)
+    _ENC_LENS.check(call, "enc_valid_lens", enc_valid_lens)
+
+
+def _context_state(call, name, value):
+    """Seq2SeqDecoder's state: (context (batch, num_hiddens), hidden (num_layers, batch, num_hiddens))."""
+    context, hidden = _tuple_of(name, value, ("context", "hidden"))
+    Floats("batch num_hiddens").check(call, "context", context)
+    Floats("num_layers batch num_hiddens").check(call, "hidden", hidden)
+
+
+def _rnn_dims(layer, fw):
+    num_layers, num_hiddens = fw.gru_size(layer.rnn)
+    return {
+        "vocab": fw.rows(layer.embedding),
+        "num_layers": num_layers,
+        "num_hiddens": num_hiddens,
+    }
+
+
+def _embedding_dims(layer, fw):
+    return {"vocab": fw.rows(layer.embedding)}
+
+
+# --- Attention Pooling: Nadaraya–Watson kernel regression ------------------------------------------------------------
+
+_KERNEL_INPUTS = dict(queries=Floats("n"), keys=Floats("n m"), values=Floats("n m"))
+
+NWKernelRegression = Contract(call=_KERNEL_INPUTS)
+
+
+def _training_points(call):
+    if call.dims.get("n") == 0:  # a loss of 0 and no update, silently
+        raise ValueError(
+            "queries and targets must hold at least one training point, shape (n >= 1,); got n = 0"
+        )
+
+
+train_nw = Contract(
+    call=dict(
+        net=ANY,
+        **_KERNEL_INPUTS,
+        targets=Floats("n"),
+        lr=Real(minimum=0),
+        num_epochs=Int(1),
+    ),
+    rules=(_training_points,),
+)
+
+
+def _points(call, name, value):
+    """A regression's inputs or labels: 1-D, at least 2 finite numbers (leaving one out must leave one)."""
+    try:
+        array = numpy.asarray(value, dtype=numpy.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a 1-D array of numbers; got {type(value).__name__} {value!r:.60}"
+        ) from None
+    if array.ndim != 1 or len(array) < 2:
+        raise ValueError(
+            f"{name} must be a 1-D array of at least 2 numbers; got shape {array.shape}"
+        )
+    if not numpy.isfinite(array).all():
+        raise ValueError(
+            f"{name} must hold finite numbers; got {array[~numpy.isfinite(array)][:3]}"
+        )
+
+
+def _one_label_per_input(call):
+    x, y = call.arguments["x"], call.arguments["y"]
+    if len(x) != len(y):
+        raise ValueError(f"y must hold one label per input of x ({len(x)}); got {len(y)}")
+
+
+loo_loss = Contract(
+    call=dict(x=Rule(_points), y=Rule(_points), w=Real()), rules=(_one_label_per_input,)
+)
+show_loo_minimum = Contract(
+    call=dict(x=Rule(_points), y=Rule(_points), lr=Real(minimum=0)),
+    rules=(_one_label_per_input,),
+)
+
+# --- Attention Scoring Functions --------------------------------------------------------------------------------------
+
+_VALID_LENS = Maybe(Lengths("batch", "batch n_q"))
+
+masked_softmax = Contract(
+    call=dict(X=Floats("batch n_q n_k"), valid_lens=_VALID_LENS),
+)
+AdditiveAttention = Contract(
+    init=dict(num_hiddens=Int(1), dropout=DROPOUT),
+    call=dict(
+        queries=Floats("batch n_q d_q"),
+        keys=Floats("batch n_k d_k"),
+        values=Floats("batch n_k d_v"),
+        valid_lens=_VALID_LENS,
+    ),
+    built=("queries", "keys"),
+)
+DotProductAttention = Contract(
+    init=dict(dropout=DROPOUT),
+    call=dict(
+        queries=Floats("batch n_q d"),
+        keys=Floats("batch n_k d"),
+        values=Floats("batch n_k d_v"),
+        valid_lens=_VALID_LENS,
+    ),
+)
+
+
+def _matrices(call, name, value):
+    shape = numpy.shape(to_numpy(value))
+    if len(shape) != 4:
+        raise ValueError(
+            f"{name} must have shape (num_rows, num_cols, num_queries, num_keys); got shape {shape}"
+        )
+    titles = call.arguments.get("titles")
+    if titles is not None and len(titles) != shape[1]:
+        raise ValueError(
+            f"titles must name each of the {shape[1]} columns; got {len(titles)}"
+        )
+
+
+show_heatmaps = Contract(
+    call=dict(
+        matrices=Rule(_matrices),
+        xlabel=ANY,
+        ylabel=ANY,
+        titles=ANY,
+        figsize=ANY,
+        cmap=ANY,
+    )
+)
+
+# --- Multi-Head Attention ---------------------------------------------------------------------------------------------
+
+_HEADS = dict(num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT)
+
+
+def _qkv_heads(call):
+    hiddens, heads = call.dims.get("num_hiddens"), call.arguments["num_heads"]
+    if hiddens is not None and hiddens % heads:
+        raise ValueError(
+            f"num_hiddens ({hiddens}, X's last dimension) must be divisible by num_heads ({heads}), as each head "
+            f"gets num_hiddens / num_heads features; got a remainder of {hiddens % heads}"
+        )
+
+
+def _rows_of_heads(call):
+    rows, heads = call.dims.get("batch_heads"), call.arguments["num_heads"]
+    if rows is not None and rows % heads:
+        raise ValueError(
+            f"X's first dimension ({rows}) must be a multiple of num_heads ({heads}): it holds batch * num_heads "
+            "rows; got X of that shape"
+        )
+
+
+transpose_qkv = Contract(
+    call=dict(X=Tensor("batch n num_hiddens"), num_heads=Int(1)), rules=(_qkv_heads,)
+)
+transpose_output = Contract(
+    call=dict(X=Tensor("batch_heads n d"), num_heads=Int(1)), rules=(_rows_of_heads,)
+)
+MultiHeadAttention = Contract(
+    init=dict(_HEADS, bias=Bool()),
+    call=AdditiveAttention.call,
+    built=("queries", "keys", "values"),
+    init_rules=(_heads_divide,),
+)
+
+
+def _neighbour_weights(call, name, value):
+    shape = numpy.shape(to_numpy(value))
+    if len(shape) != 4 or shape[2] != shape[3] or 0 in shape:
+        raise ValueError(
+            f"{name} must have shape (batch, num_heads, n, n), self-attention over n positions, none of them 0; "
+            f"got {shape}"
+        )
+
+
+show_neighbour_heads = Contract(call=dict(weights=Rule(_neighbour_weights)))
+neighbour_arrays = Contract(
+    call=dict(num_examples=Int(1), num_steps=Int(3), num_symbols=Int(1), seed=Int(0)),
+)
+
+# --- Self-Attention and Positional Encoding ---------------------------------------------------------------------------
+
+
+def _table_dims(layer, fw):
+    _, max_len, num_hiddens = layer.P.shape  # the table: (1, max_len, num_hiddens)
+    return {"max_len": int(max_len), "num_hiddens": int(num_hiddens)}
+
+
+PositionalEncoding = Contract(
+    init=dict(num_hiddens=Int(1), dropout=DROPOUT, max_len=Int(1)),
+    call=dict(X=Floats("batch steps num_hiddens"), offset=Int(0)),
+    dims=_table_dims,
+    rules=(_offset_fits,),
+)
+
+# --- Sequence-to-Sequence Toolkit: text, vocabularies, data -----------------------------------------------------------
+
+preprocess_nmt = Contract(call=dict(text=Text()))
+tokenize_nmt = Contract(call=dict(text=Text(), num_examples=Maybe(Int(1))))
+
+
+def _tokens(call, name, value):
+    """A list of str tokens, or a list of lists of them (read twice: a generator would be used up)."""
+    if not isinstance(value, list | tuple):
+        raise TypeError(
+            f"{name} must be a list of tokens or a list of token lists; got {type(value).__name__}"
+            + (
+                ": split the text into tokens first"
+                if isinstance(value, str)
+                else ": make it a list first"
+            )
+        )
+    for item in value:
+        for token in item if isinstance(item, list | tuple) else [item]:
+            if not isinstance(token, str):
+                raise TypeError(
+                    f"{name} must be str; got {type(token).__name__} {token!r}"
+                )
+
+
+def _reserved(call, name, value):
+    reserved = list(value) if isinstance(value, list | tuple) else None
+    if reserved is None or not all(isinstance(t, str) for t in reserved):
+        raise TypeError(
+            f"{name} must be a list of str, e.g. ['<pad>', '<bos>', '<eos>']; got {value!r}"
+        )
+    if "<unk>" in reserved:
+        raise ValueError(
+            f"{name} must leave out '<unk>', which is always index 0; got {reserved}"
+        )
+    repeated = sorted({t for t in reserved if reserved.count(t) > 1})
+    if repeated:
+        raise ValueError(f"{name} must not repeat a token; got duplicates {repeated}")
+
+
+Vocab = Contract(
+    init=dict(
+        tokens=Maybe(Rule(_tokens)),
+        min_freq=Int(0),
+        reserved_tokens=Maybe(Rule(_reserved)),
+    )
+)
+
+
+def _line(call, name, value):
+    if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        raise TypeError(
+            f"{name} must be a list of tokens or indices; got {type(value).__name__} {value!r:.40}"
+            + (": split it into tokens first" if isinstance(value, str) else "")
+        )
+
+
+truncate_pad = Contract(call=dict(line=Rule(_line), num_steps=Int(1), padding_token=ANY))
+
+
+def _lines(call, name, value):
+    if not isinstance(value, list | tuple):
+        raise TypeError(
+            f"{name} must be a list of token lists; got {type(value).__name__}"
+        )
+    for i, line in enumerate(value):
+        if not isinstance(line, list | tuple):
+            raise TypeError(
+                f"{name} must be a list of token lists; got {name}[{i}] a {type(line).__name__}"
+            )
+
+
+build_array_nmt = Contract(
+    call=dict(lines=Rule(_lines), vocab=VocabWith("<eos>", "<pad>"), num_steps=Int(1))
+)
+nmt_arrays = Contract(call=dict(num_steps=Int(1), num_examples=Int(1)))
+
+
+def _sentence(call, name, value):
+    Text().check(call, name, value)
+    if not value.split():
+        raise ValueError(
+            f"{name} must hold a sentence to translate, e.g. 'go .'; got an empty one"
+        )
+
+
+encode_source = Contract(
+    call=dict(
+        src_sentence=Rule(_sentence),
+        src_vocab=VocabWith("<eos>", "<pad>"),
+        num_steps=Int(1),
+    ),
+)
+
+# --- Sequence-to-Sequence Toolkit: the encoder–decoder, the masked loss --------------------------------------------
+
+_RNN_SIZES = dict(
+    vocab_size=Int(1),
+    embed_size=Int(1),
+    num_hiddens=Int(1),
+    num_layers=Int(1),
+    dropout=DROPOUT,
+)
+_TOKENS = Ids("batch steps")
+
+Seq2SeqEncoder = Contract(
+    init=_RNN_SIZES,
+    call=dict(X=_TOKENS),
+    dims=_embedding_dims,
+    rules=(_at_least_one_step,),
+)
+_RNN_INIT_STATE = dict(enc_outputs=Rule(_encoder_outputs), enc_valid_lens=_ENC_LENS)
+Seq2SeqDecoder = Contract(
+    init=_RNN_SIZES,
+    call=dict(X=_TOKENS, state=Rule(_context_state)),
+    methods=dict(init_state=_RNN_INIT_STATE),
+    dims=_rnn_dims,
+    rules=(_at_least_one_step,),
+)
+Seq2SeqAttentionDecoder = Contract(
+    init=_RNN_SIZES,
+    call=dict(X=_TOKENS, state=Rule(_attention_state)),
+    methods=dict(init_state=_RNN_INIT_STATE),
+    dims=_embedding_dims,
+    rules=(_at_least_one_step,),
+)
+GRU = Contract(  # TensorFlow's, which the toolkit page builds from GRU cells
+    init=dict(num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT),
+    call=dict(
+        X=Floats("batch steps inputs"),
+        state=Maybe(Floats("num_layers batch num_hiddens")),
+    ),
+    dims=lambda gru, fw: dict(
+        zip(("num_layers", "num_hiddens"), fw.gru_size(gru), strict=True)
+    ),
+    built=("X",),
+)
+
+
+def _mask_input(call, name, value):
+    call.tensor(name, value)
+    shape = tuple(value.shape)
+    if len(shape) < 2:
+        raise ValueError(f"{name} must have shape (batch, steps, ...); got shape {shape}")
+    call.dims["batch"] = shape[0]
+
+
+sequence_mask = Contract(
+    call=dict(X=Rule(_mask_input), valid_len=Lengths("batch"), value=Real(finite=False))
+)
+MaskedSoftmaxCELoss = Contract(
+    call=dict(
+        pred=Floats("batch steps vocab"),
+        label=Ids("batch steps"),
+        valid_len=Lengths("batch"),
+    ),
+)
+
+# --- training and translation ---------------------------------------------------------------------------------------
+
+
+class Batches(Spec):
+    """``data_iter`` of a training loop: an iterable of batches (X, X_valid_len, Y, Y_valid_len) of shapes (batch,
+    steps), (batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives. The batches are known only as the loop
+    reads them, so the check passes on, instead of ``data_iter``, an iterable of the same batches that checks each
+    as it is read (token indices of net's encoder and decoder, lengths; then target tokens in every epoch). It is
+    the only check that passes on another object than it was given; what the loop reads is the same."""
+
+    def check(self, call, name, value):
+        if not hasattr(value, "__iter__"):
+            raise TypeError(
+                f"{name} must be an iterable of batches, as load_data_nmt gives; got {value!r:.60}"
+            )
+        return _CheckedBatches(value, call)
+
+
+class _CheckedBatches:
+    def __init__(self, data_iter, call):
+        self.data_iter, self.call, self.epoch = data_iter, call, 0
+        net = call.arguments["net"]
+        self.vocab = {
+            name: None
+            if getattr(part, "embedding", None) is None
+            else call.fw.rows(part.embedding)
+            for name, part in (("X", net.encoder), ("Y", net.decoder))
+        }
+
+    def _check(self, batch):
+        expected = (
+            "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), "
+            "(batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives"
+        )
+        if not isinstance(batch, tuple | list) or len(batch) != 4:
+            size = f" of {len(batch)} items" if isinstance(batch, tuple | list) else ""
+            raise TypeError(f"{expected}; got a {type(batch).__name__}{size}")
+        call = Call("train_seq2seq", {}, None, self.call.fw, {})
+        X, X_valid_len, Y, Y_valid_len = batch
+        for arg, spec in (
+            ("X", "batch steps"),
+            ("X_valid_len", "batch"),
+            ("Y", "batch tgt_steps"),
+            ("Y_valid_len", "batch"),
+        ):
+            try:
+                call.tensor(arg, locals()[arg])
+                call.shape(arg, locals()[arg], spec)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"{expected}: {error}") from None
+        for arg, ids in (("X", X), ("Y", Y)):
+            call.dims["vocab"] = self.vocab[arg]
+            Ids("batch ...").check(call, arg, ids)
+        Lengths("batch").check(call, "X_valid_len", X_valid_len)
+        Lengths("batch").check(call, "Y_valid_len", Y_valid_len)
+        return int(self.call.fw.values(Y_valid_len).sum())
+
+    def __iter__(self):
+        tokens = 0
+        for batch in self.data_iter:
+            try:
+                tokens += self._check(batch)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"train_seq2seq: {error}") from None
+            yield batch
+        if tokens == 0:  # a loss of 0 / 0
+            raise ValueError(
+                f"train_seq2seq: data_iter must give target tokens in every epoch; got none in epoch "
+                f"{self.epoch + 1}: it is empty, used up (a generator can be read only once: use load_array), or "
+                "every Y_valid_len is 0"
+            )
+        self.epoch += 1
+
+
+train_seq2seq = Contract(
+    call=dict(
+        net=ANY,
+        data_iter=Batches(),
+        lr=Real(minimum=0),
+        num_epochs=Int(1),
+        tgt_vocab=VocabWith("<bos>"),
+        device=ANY,
+    ),
+)
+
+
+def _translation_fits(call):
+    """The encoded source and <bos> are token indices of net's encoder and decoder (whose own checks do not run
+    inside predict_seq2seq), num_steps positions fit their positional tables, and attention weights to save exist."""
+    from d2lcore.text import encode_source
+
+    net, args = call.arguments["net"], call.arguments
+    src, _ = encode_source.__wrapped__(
+        args["src_sentence"], args["src_vocab"], args["num_steps"]
+    )
+    bos = [args["tgt_vocab"]["<bos>"]]
+    for name, ids, part in (
+        ("src_sentence", src, net.encoder),
+        ("tgt_vocab['<bos>']", bos, net.decoder),
+    ):
+        embedding, ids = getattr(part, "embedding", None), numpy.array(ids)
+        size = None if embedding is None else call.fw.rows(embedding)
+        if size is not None and ((ids < 0) | (ids >= size)).any():
+            raise token_ids_error(name, ids, size)
+        encoding = getattr(part, "pos_encoding", None)
+        if encoding is not None and args["num_steps"] > encoding.P.shape[1]:
+            raise ValueError(
+                f"num_steps must be at most the max_len = {encoding.P.shape[1]} positions of the model's positional "
+                f"encoding; got num_steps={args['num_steps']}"
+            )
+    if args.get("save_attention_weights") and not hasattr(
+        type(net.decoder), "attention_weights"
+    ):
+        raise ValueError(
+            "save_attention_weights=True needs a decoder with attention weights (an AttentionDecoder); got "
+            f"{type(net.decoder).__name__}, which has none"
+        )
+
+
+predict_seq2seq = Contract(
+    call=dict(
+        net=ANY,
+        src_sentence=Rule(_sentence),
+        src_vocab=VocabWith("<eos>", "<pad>"),
+        tgt_vocab=VocabWith("<bos>", "<eos>"),
+        num_steps=Int(1),
+        device=ANY,
+        save_attention_weights=Bool(),
+    ),
+    rules=(_translation_fits,),
+)
+
+# --- evaluation -----------------------------------------------------------------------------------------------------
+
+_TRANSLATE = Function(
+    "a callable from an English sentence (a str) to its French translation (a str), e.g. "
+    "lambda s: d2l.predict_seq2seq(net, s, ...)[0]"
+)
+_TOKENS_TEXT = Text("a str of space-separated tokens")
+
+
+def _record_name(call, name, value):
+    if not isinstance(value, str) or not value.isidentifier():
+        raise ValueError(
+            f"{name} must be a str that can name a record, such as 'bleu'; got {value!r:.60}"
+        )
+
+
+bleu = Contract(call=dict(pred_seq=_TOKENS_TEXT, label_seq=_TOKENS_TEXT, k=Int(1)))
+translate_corpus = Contract(
+    call=dict(
+        translate=_TRANSLATE,
+        text=Text("a str, a corpus as read_data_nmt returns it"),
+        num_examples=Maybe(Int(1)),
+    ),
+)
+evaluate_translations = Contract(
+    call=dict(translate=_TRANSLATE, tgt_vocab=VocabWith("<unk>"), name=Rule(_record_name))
+)
+evaluate_held_out = evaluate_translations
+
+
+def _sentences(call, name, value):
+    if not isinstance(value, list | tuple) or not all(isinstance(s, str) for s in value):
+        raise TypeError(f"{name} must be a list of sentences (str); got {value!r:.60}")
+
+
+def _as_many_references(call):
+    sources, references = call.arguments["sources"], call.arguments["references"]
+    if len(sources) != len(references) or not sources:
+        raise ValueError(
+            "sources and references must hold the same number of sentences, at least one; got "
+            f"{len(sources)} sources and {len(references)} references"
+        )
+
+
+show_translations = Contract(
+    call=dict(
+        translate=_TRANSLATE,
+        sources=Rule(_sentences),
+        references=Rule(_sentences),
+        name=Rule(_record_name),
+    ),
+    rules=(_as_many_references,),
+)
+
+
+def _predictions(call, name, value):
+    if not isinstance(value, list | tuple):
+        raise TypeError(
+            f"{name} must be a list, one entry per sentence; got {type(value).__name__}"
+        )
+    if not value:
+        raise ValueError(f"{name} must hold at least one sentence; got an empty list")
+    for i, prediction in enumerate(value):
+        _TOKENS_TEXT.check(call, f"{name}[{i}]", prediction)
+
+
+def _references(call, name, value):
+    if not isinstance(value, list | tuple):
+        raise TypeError(
+            f"{name} must be a list, one entry per sentence; got {type(value).__name__}"
+        )
+    predictions = call.arguments["predictions"]
+    if len(value) != len(predictions):
+        raise ValueError(
+            f"{name} must hold one list of references per prediction ({len(predictions)}); got {len(value)}"
+        )
+    for i, refs in enumerate(value):
+        if not isinstance(refs, list | tuple):
+            raise TypeError(
+                f"{name}[{i}] must be a list of reference strings (with one reference per sentence: "
+                f"[[ref] for ref in refs]); got {type(refs).__name__}"
+            )
+        if not refs:
+            raise ValueError(f"{name}[{i}] must hold at least one reference; got none")
+        for j, ref in enumerate(refs):
+            _TOKENS_TEXT.check(call, f"{name}[{i}][{j}]", ref)
+
+
+corpus_scores = Contract(
+    call=dict(predictions=Rule(_predictions), references=Rule(_references))
+)
+
+# --- Bahdanau Attention: the reversal task --------------------------------------------------------------------------
+
+
+def _reversal(call):
+    args = call.arguments
+    symbols, min_len, max_len = (
+        args.get("num_symbols", 8),
+        args.get("min_len", 5),
+        args.get("max_len", 8),
+    )
+    if symbols > 26:
+        raise ValueError(
+            f"num_symbols must be at most 26 (the lowercase letters); got {symbols}"
+        )
+    if max_len < min_len:
+        raise ValueError(f"max_len must be >= min_len = {min_len}; got max_len={max_len}")
+    steps = args.get("num_steps")
+    if steps is not None and steps < max_len + 1:
+        raise ValueError(
+            f"num_steps must be at least max_len + 1 = {max_len + 1}, so that every row keeps its <eos>; got "
+            f"num_steps={steps}"
+        )
+
+
+_REVERSAL = dict(
+    num_examples=Int(1), num_symbols=Int(1), min_len=Int(1), max_len=Int(), seed=Int(0)
+)
+reversal_pairs = Contract(call=_REVERSAL, rules=(_reversal,))
+reversal_arrays = Contract(call=dict(_REVERSAL, num_steps=Int(1)), rules=(_reversal,))
+evaluate_reversal = Contract(
+    call=dict(
+        translate=Function(
+            "a callable from a source string to (output string, attention), e.g. "
+            "lambda s: d2l.predict_seq2seq(net, s, ..., save_attention_weights=True)"
+        ),
+        num_examples=Int(1),
+        seed=Int(0),
+    ),
+)
+
+# --- The Transformer ------------------------------------------------------------------------------------------------
+
+PositionWiseFFN = Contract(
+    init=dict(ffn_num_hiddens=Int(1), ffn_num_outputs=Int(1)),
+    call=dict(X=Floats("... d")),
+    built=("X",),
+)
+
+
+def _same_shape(call):
+    x, y = tuple(call.arguments["X"].shape), tuple(call.arguments["Y"].shape)
+    if len(x) != len(y) or any(None not in (a, b) and a != b for a, b in zip(x, y)):
+        raise ValueError(
+            f"AddNorm adds X and Y, so Y must have the shape of X; got X {x} and Y {y}"
+        )
+
+
+AddNorm = Contract(
+    init=dict(num_hiddens=Int(1), dropout=DROPOUT),
+    call=dict(X=Floats("... num_hiddens"), Y=Floats("... num_hiddens")),
+    dims=lambda layer, fw: {
+        k: v for k, v in {"num_hiddens": fw.width(layer.ln)}.items() if v is not None
+    },
+    built=("X",),
+    rules=(_same_shape,),
+)
+
+_BLOCK = dict(
+    num_hiddens=Int(1),
+    ffn_num_hiddens=Int(1),
+    num_heads=Int(1),
+    dropout=DROPOUT,
+    use_bias=Bool(),
+)
+
+
+def _block_dims(block, fw):
+    return {"num_hiddens": fw.width(block.ffn.dense2)}
+
+
+TransformerEncoderBlock = Contract(
+    init=_BLOCK,
+    init_rules=(_heads_divide,),
+    call=dict(
+        X=Floats("batch steps num_hiddens"),
+        valid_lens=Maybe(Lengths("batch", "batch steps")),
+    ),
+    dims=_block_dims,
+)
+TransformerDecoderBlock = Contract(
+    init=_BLOCK,
+    init_rules=(_heads_divide,),
+    call=dict(
+        X=Floats("batch steps num_hiddens"),
+        enc_outputs=Floats("batch src_steps num_hiddens"),
+        enc_valid_lens=Maybe(Lengths("batch", "batch steps")),
+        cache=Maybe(Floats("batch past num_hiddens")),
+    ),
+    dims=_block_dims,
+)
+_TRANSFORMER = dict(_BLOCK, vocab_size=Int(1), num_layers=Int(1), max_len=Int(1))
+
+
+def _coder_dims(coder, fw):
+    return {"vocab": fw.rows(coder.embedding), **_table_dims(coder.pos_encoding, fw)}
+
+
+TransformerEncoder = Contract(
+    init=_TRANSFORMER,
+    init_rules=(_heads_divide,),
+    call=dict(X=_TOKENS, valid_lens=Maybe(Lengths("batch", "batch steps"))),
+    dims=_coder_dims,
+    rules=(_positions_fit,),
+)
+
+_HOW = (
+    "build it with decoder.init_state(enc_outputs, enc_valid_lens) and pass on the state that each decoder call "
+    "returns"
+)
+
+
+def _transformer_state(call, name, value):
+    """(enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,), caches: one per block, all
+    None or all (batch, past, num_hiddens) with the same past); puts past in the call's dims."""
+    if not isinstance(value, tuple | list) or len(value) != 3:
+        raise ValueError(
+            f"{name} must be a tuple (enc_outputs, enc_valid_lens, caches); got {value!r:.60}: {_HOW}"
+        )
+    enc_outputs, enc_valid_lens, caches = value
+    Floats("batch src_steps num_hiddens").check(call, "enc_outputs", enc_outputs)
+    _ENC_LENS.check(call, "enc_valid_lens", enc_valid_lens)
+    if not isinstance(caches, tuple | list) or len(caches) != call.dims["num_layers"]:
+        raise ValueError(
+            f"{name}'s caches must be a tuple of num_layers = {call.dims['num_layers']} entries, one per decoder "
+            f"block; got {caches!r:.80}: {_HOW}"
+        )
+    if any(cache is None for cache in caches) and not all(
+        cache is None for cache in caches
+    ):
+        raise ValueError(
+            f"{name}'s caches must be all None (nothing decoded yet) or all tensors; got a mix: {_HOW}"
+        )
+    for cache in caches:
+        if cache is not None:
+            Floats("batch past num_hiddens").check(call, "cache", cache)
+    call.dims.setdefault(
+        "past", 0 if caches[0] is None else None
+    )  # None: unknown until a graph runs
+
+
+def _decoder_positions(call):
+    past = call.dims["past"]
+    if past is None:  # caches of a length known only when a traced graph runs
+        call.fw.assert_positions(
+            call.arguments["X"], call.arguments["state"][2][0], call.dims["max_len"]
+        )
+    else:
+        _positions_fit(call, past)
+
+
+def _decoder_dims(decoder, fw):
+    return {
+        "num_layers": len(decoder.blks),
+        "num_hiddens": decoder.num_hiddens,
+        **_coder_dims(decoder, fw),
+    }
+
+
+TransformerDecoder = Contract(
+    init=_TRANSFORMER,
+    init_rules=(_heads_divide,),
+    call=dict(X=_TOKENS, state=Rule(_transformer_state)),
+    methods=dict(
+        init_state=dict(
+            enc_outputs=Floats("batch src_steps num_hiddens"), enc_valid_lens=_ENC_LENS
+        )
+    ),
+    dims=_decoder_dims,
+    rules=(_decoder_positions,),
+)

@@ -1,0 +1,43 @@
+"""Decoding with encoder–decoder models in MXNet (Sequence-to-Sequence Toolkit): greedy
+translation of one sentence."""
+
+from mxnet import np
+
+from d2lcore.convert import last_query
+from d2lcore.text import encode_source
+
+from .tensors import checked
+
+
+@checked
+def predict_seq2seq(
+    net,
+    src_sentence,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    save_attention_weights=False,
+):
+    """Greedy translation of one sentence by ``net`` (an EncoderDecoder on ``device``),
+    cut or padded to ``num_steps`` tokens: (translation, attention), with ``attention`` the
+    decoder's weights of every step as NumPy if ``save_attention_weights``, else []; each
+    (num_steps,) for Seq2SeqAttentionDecoder (see last_query for the Transformer's)."""
+    src, src_valid_len = encode_source(src_sentence, src_vocab, num_steps)
+    eos = tgt_vocab["<eos>"]
+    output, attention = [], []
+    enc_X = np.array([src], dtype="int32", ctx=device)  # a batch of one
+    enc_valid_len = np.array([src_valid_len], dtype="int32", ctx=device)
+    enc_outputs = net.encoder(enc_X, enc_valid_len)
+    state = net.decoder.init_state(enc_outputs, enc_valid_len)
+    dec_X = np.array([[tgt_vocab["<bos>"]]], dtype="int32", ctx=device)
+    for _ in range(num_steps):
+        Y, state = net.decoder(dec_X, state)
+        dec_X = Y.argmax(axis=2)  # (1, 1): the most likely token is the next input
+        token = int(dec_X[0, 0])
+        if save_attention_weights:  # this step's weights (see last_query)
+            attention.append(last_query(net.decoder.attention_weights))
+        if token == eos:
+            break
+        output.append(token)
+    return " ".join(tgt_vocab.to_tokens(output)), attention
