@@ -7,7 +7,7 @@ the examples is drawn here, with NumPy's global generator, so that after the sam
 
 import numpy
 
-from d2lcore.contract import check_int
+from d2lcore.contracts.engine import check_int
 from d2lcore.convert import to_numpy
 
 

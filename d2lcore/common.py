@@ -1,6 +1,6 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.contract import not_implemented
+from d2lcore.contracts.engine import not_implemented
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.evaluation import (

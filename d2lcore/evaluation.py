@@ -3,7 +3,7 @@ translation pages run after training, with the measures of :mod:`d2lcore.metrics
 
 from typing import NamedTuple
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 from d2lcore.datasets import read_data_nmt
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.records import show_record

@@ -33,8 +33,8 @@ errors of ``d2lcore.datasets``. In particular:
 - ``train_seq2seq`` refuses a ``data_iter`` that gives no target tokens in an epoch (empty, used up, or every
   length 0), and the vocabularies must hold the reserved tokens that training and translation use.
 
-The checks of a taught class or function live outside its code, as its contract in ``d2lcore/contracts.py``
-(one for the three frameworks, named like what it guards), which the engine ``d2lcore/contract.py`` runs and the
+The checks of a taught class or function live outside its code, as its contract in ``d2lcore/contracts/__init__.py``
+(one for the three frameworks, named like what it guards), which the engine ``d2lcore/contracts/engine.py`` runs and the
 decorator ``@d2l.checked`` attaches; what the engine needs to know of a framework's tensors comes from the hooks
 in ``d2lcore/<framework>/tensors.py``. The checks run once per outermost call, not again in the layers it calls.
 They cost one small reduction per call where a tensor's values are checked (token indices, lengths), none where

@@ -5,7 +5,7 @@ as a function of the kernel width w and quotes the record that show_loo_minimum 
 
 import numpy
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 from d2lcore.records import show_record
 
 

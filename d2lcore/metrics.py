@@ -5,7 +5,7 @@ computes them."""
 import collections
 import math
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 
 
 def _ngrams(tokens, n):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from matplotlib import pyplot as plt
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 from d2lcore.convert import to_numpy
 
 

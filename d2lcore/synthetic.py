@@ -11,7 +11,7 @@ import string
 
 import numpy
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 from d2lcore.convert import to_numpy
 from d2lcore.records import show_record
 from d2lcore.text import Vocab, build_array_nmt

@@ -7,7 +7,7 @@ import collections
 
 import numpy
 
-from d2lcore.contract import checked
+from d2lcore.contracts.engine import checked
 from d2lcore.datasets import read_data_nmt
 
 

@@ -1185,8 +1185,8 @@ def _(framework, d2l, data):
     return lambda: d2l.preprocess_nmt(text)
 
 
-# What the neutral check helpers were given directly before they left the d2l namespace (d2lcore.contract's specs
-# now; tests/test_contracts.py drives each spec), given here to the public callables whose contracts use them.
+# What the neutral check helpers were given directly before they left the d2l namespace (the engine's specs now;
+# tests/test_contracts.py drives each spec), given here to the public callables whose contracts use them.
 
 
 @case("neutral: show_heatmaps rank", "matrices")

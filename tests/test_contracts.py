@@ -1,4 +1,4 @@
-"""The contracts of the taught code (d2lcore/contracts.py) and the engine that checks them (d2lcore/contract.py).
+"""The contracts of the taught code (d2lcore/contracts/) and the engine that checks them (its engine.py).
 
 - every contract names exactly the parameters of what it guards, in every framework (a stale contract fails here,
   not at a reader's call), and every taught class and function has one;
@@ -14,8 +14,9 @@ import sys
 import numpy as np
 import pytest
 
-from d2lcore import FRAMEWORKS, MODULE_OF, contract, contracts
-from d2lcore.contract import (
+from d2lcore import FRAMEWORKS, MODULE_OF, contracts
+from d2lcore.contracts import engine as contract
+from d2lcore.contracts.engine import (
     ANY,
     DROPOUT,
     AnyFramework,
@@ -438,7 +439,7 @@ def test_the_contract_engine_imports_no_framework():
     import sys
 
     code = (
-        "import sys, d2lcore.contract, d2lcore.contracts;"
+        "import sys, d2lcore.contracts.engine, d2lcore.contracts;"
         "loaded = {'mxnet', 'torch', 'tensorflow', 'keras'} & set(sys.modules); assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

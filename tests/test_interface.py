@@ -33,7 +33,7 @@ EXTRA_INIT = {("pytorch", "AddNorm"): "num_hiddens"}
 OWN_CODE = {
     (
         "checked",
-        "d2lcore/contract.py",
+        "d2lcore/contracts/engine.py",
     ): "the decorator of the framework-neutral taught code (AnyFramework's hooks)",
 }
 
@@ -118,7 +118,7 @@ def test_the_interface_lists_names_only():
 
 def test_importing_d2lcore_imports_no_framework():
     neutral = "d2lcore, d2lcore.interface, d2lcore.common, d2lcore.plotting, d2lcore.timer"
-    neutral += ", d2lcore.contract, d2lcore.contracts"
+    neutral += ", d2lcore.contracts.engine, d2lcore.contracts"
     code = (
         f"import sys, {neutral};"
         "loaded = {'mxnet', 'torch', 'tensorflow', 'keras'} & set(sys.modules);"

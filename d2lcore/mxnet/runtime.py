@@ -5,7 +5,7 @@ import random
 import mxnet as mx
 import numpy as np
 
-from d2lcore.contract import check_int
+from d2lcore.contracts.engine import check_int
 
 
 def set_seed(seed):

@@ -1,4 +1,4 @@
-"""What the contracts (d2lcore.contract) need to know of MXNet: its arrays and a few of its layers' sizes."""
+"""What the contracts (d2lcore.contracts.engine) need to know of MXNet: its arrays and a few of its layers' sizes."""
 
 import inspect
 import sys
@@ -8,7 +8,7 @@ import numpy as onp
 from mxnet import np
 from mxnet.gluon import nn
 
-from d2lcore.contract import attach
+from d2lcore.contracts.engine import attach
 
 TENSOR = "an mxnet.np.ndarray"
 OWN_ARGUMENTS = ()
@@ -72,5 +72,6 @@ def call_signature(cls):
 
 
 def checked(obj):
-    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (d2lcore.contract.attach)."""
+    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (see
+    d2lcore.contracts.engine.attach)."""
     return attach(obj, sys.modules[__name__])

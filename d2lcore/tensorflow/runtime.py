@@ -5,7 +5,7 @@ import warnings
 import keras
 import tensorflow as tf
 
-from d2lcore.contract import check_int
+from d2lcore.contracts.engine import check_int
 from d2lcore.threads import TENSORFLOW, cpu_threads
 
 

@@ -1,4 +1,4 @@
-"""What the contracts (d2lcore.contract) need to know of TensorFlow and Keras 3: their tensors, a few of their
+"""What the contracts (d2lcore.contracts.engine) need to know of TensorFlow and Keras 3: their tensors, a few of their
 layers' sizes, and the checks that a traced graph (tf.function) runs itself, where values are known only when it
 runs."""
 
@@ -9,7 +9,7 @@ import re
 import keras
 import tensorflow as tf
 
-from d2lcore.contract import attach
+from d2lcore.contracts.engine import attach
 
 TENSOR = "a tf.Tensor"
 OWN_ARGUMENTS = (
@@ -138,7 +138,8 @@ def call_signature(cls):
 
 
 def checked(obj):
-    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (d2lcore.contract.attach)."""
+    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (see
+    d2lcore.contracts.engine.attach)."""
     import sys
 
     return attach(obj, sys.modules[__name__])

@@ -5,7 +5,7 @@ import random
 import numpy as np
 import torch
 
-from d2lcore.contract import check_int
+from d2lcore.contracts.engine import check_int
 from d2lcore.threads import cpu_threads
 
 

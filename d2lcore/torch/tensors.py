@@ -1,11 +1,11 @@
-"""What the contracts (d2lcore.contract) need to know of PyTorch: its tensors and a few of its layers' sizes."""
+"""What the contracts (d2lcore.contracts.engine) need to know of PyTorch: its tensors and a few of its layers' sizes."""
 
 import inspect
 
 import torch
 from torch import nn
 
-from d2lcore.contract import attach
+from d2lcore.contracts.engine import attach
 
 TENSOR = "a torch.Tensor"
 OWN_ARGUMENTS = ()
@@ -69,8 +69,8 @@ def call_signature(cls):
 
 def checked(obj):
     """``@d2l.checked`` above a taught class or function attaches its contract, the one of d2lcore.contracts named
-    like it, whose checks run once per outermost call (d2lcore.contract.attach); returns the class, or the checked
-    function."""
+    like it, whose checks run once per outermost call (d2lcore.contracts.engine.attach); returns the class, or
+    the checked function."""
     import sys
 
     return attach(obj, sys.modules[__name__])

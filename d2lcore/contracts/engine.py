@@ -97,9 +97,7 @@ class Call:
         if "..." in dims:  # any number of dimensions there (but the others)
             i = dims.index("...")
             if len(shape) < len(dims) - 1:
-                raise ValueError(
-                    f"{name} must have shape ({', '.join(dims)}); got shape {shape}"
-                )
+                raise ValueError(f"{name} must have shape ({', '.join(dims)}); got shape {shape}")
             shape = shape[:i] + shape[len(shape) - (len(dims) - 1 - i) :]
             dims = dims[:i] + dims[i + 1 :]
         if len(shape) != len(dims):
@@ -111,9 +109,7 @@ class Call:
                 continue
             expected = int(d) if d.isdigit() else self.dims.setdefault(d, n)
             if n != expected:
-                known = ", ".join(
-                    d if d.isdigit() else str(self.dims.get(d, d)) for d in dims
-                )
+                known = ", ".join(d if d.isdigit() else str(self.dims.get(d, d)) for d in dims)
                 why = "" if d.isdigit() else f" ({d} = {expected} from {self._source(d)})"
                 raise ValueError(
                     f"{name} must have shape ({', '.join(dims)}) = ({known}); got shape {shape}{why}"
@@ -125,9 +121,7 @@ class Call:
 
     def tensor(self, name, x):
         if not self.fw.is_tensor(x):
-            raise TypeError(
-                f"{name} must be {self.fw.TENSOR}; got {type(x).__name__} {x!r:.40}"
-            )
+            raise TypeError(f"{name} must be {self.fw.TENSOR}; got {type(x).__name__} {x!r:.40}")
 
 
 class Spec:
@@ -154,9 +148,7 @@ class Int(Spec):
 
     def check(self, call, name, value):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(
-                f"{name} must be an int; got {type(value).__name__} {value!r:.40}"
-            )
+            raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r:.40}")
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"{name} must be >= {self.minimum}; got {value}")
 
@@ -215,9 +207,7 @@ class Function(Spec):
 
     def check(self, call, name, value):
         if not callable(value):
-            raise TypeError(
-                f"{name} must be {self.what}; got {type(value).__name__} {value!r:.60}"
-            )
+            raise TypeError(f"{name} must be {self.what}; got {type(value).__name__} {value!r:.60}")
 
 
 class VocabWith(Spec):
@@ -324,9 +314,7 @@ class Lengths(Tensor):
                 + (": a boolean mask is not a length" if kind == "b" else "")
             )
         lengths = call.fw.values(value)
-        if (
-            lengths is None
-        ):  # a traced graph: the framework checks them when the graph runs
+        if lengths is None:  # a traced graph: the framework checks them when the graph runs
             call.fw.assert_lengths(name, value)
         else:
             check_lengths(name, lengths)
@@ -396,22 +384,10 @@ class Contract:
     """
 
     def __init__(
-        self,
-        init=None,
-        call=None,
-        methods=None,
-        dims=None,
-        built=(),
-        rules=(),
-        init_rules=(),
+        self, init=None, call=None, methods=None, dims=None, built=(), rules=(), init_rules=()
     ):
         self.init, self.call, self.methods = init or {}, call or {}, methods or {}
-        self.dims, self.built, self.rules, self.init_rules = (
-            dims,
-            built,
-            rules,
-            init_rules,
-        )
+        self.dims, self.built, self.rules, self.init_rules = (dims, built, rules, init_rules)
 
     def parts(self):
         """{method name: specs}: ``__init__``, ``call`` (the call or the function) and the other methods."""
@@ -441,19 +417,11 @@ def _guard(function, name, specs, fw, contract, signature, cls=None, label=None)
     for a method of the class ``cls``, only on instances of ``cls`` itself (an undecorated subclass may take
     other arguments) and with the rules and the built widths of ``contract`` for its call."""
     is_call = specs is contract.call
-    rules = (
-        contract.rules
-        if is_call
-        else contract.init_rules
-        if specs is contract.init
-        else ()
-    )
+    rules = contract.rules if is_call else contract.init_rules if specs is contract.init else ()
 
     @functools.wraps(function)
     def guarded(*args, **kwargs):
-        if outermost() and (
-            cls is None or type(args[0]).__dict__.get("__d2l_contract__") == name
-        ):
+        if outermost() and (cls is None or type(args[0]).__dict__.get("__d2l_contract__") == name):
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as error:
@@ -471,9 +439,7 @@ def _guard(function, name, specs, fw, contract, signature, cls=None, label=None)
                 call = check(label or name, specs, arguments, obj, fw, dims, rules)
                 if is_call and contract.built:
                     _check_built(
-                        name,
-                        obj,
-                        {k: arguments[k] for k in contract.built if k in arguments},
+                        name, obj, {k: arguments[k] for k in contract.built if k in arguments}
                     )
                 if call.passed_on:
                     bound.arguments.update(call.passed_on)
@@ -558,9 +524,7 @@ def attach(obj, fw):
         setattr(
             obj,
             target,
-            _guard(
-                getattr(obj, target), name, specs, fw, contract, signature, obj, label
-            ),
+            _guard(getattr(obj, target), name, specs, fw, contract, signature, obj, label),
         )
     return obj
 

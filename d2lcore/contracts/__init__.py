@@ -1,4 +1,4 @@
-"""The contract of every taught class and function, once for the three frameworks (see :mod:`d2lcore.contract`).
+"""The contract of every taught class and function, once for the three frameworks (see :mod:`d2lcore.contracts.engine`).
 
 Each contract is named like what it guards: ``@d2l.checked`` above ``class AdditiveAttention`` attaches
 ``AdditiveAttention`` below. A contract names the parameters of the real signature (``tests/test_contracts.py``
@@ -9,7 +9,7 @@ width) are written in the model too; here they come with the argument that break
 
 import numpy
 
-from d2lcore.contract import (
+from d2lcore.contracts.engine import (
     ANY,
     DROPOUT,
     Bool,
@@ -104,11 +104,7 @@ def _context_state(call, name, value):
 
 def _rnn_dims(layer, fw):
     num_layers, num_hiddens = fw.gru_size(layer.rnn)
-    return {
-        "vocab": fw.rows(layer.embedding),
-        "num_layers": num_layers,
-        "num_hiddens": num_hiddens,
-    }
+    return {"vocab": fw.rows(layer.embedding), "num_layers": num_layers, "num_hiddens": num_hiddens}
 
 
 def _embedding_dims(layer, fw):
@@ -131,11 +127,7 @@ def _training_points(call):
 
 train_nw = Contract(
     call=dict(
-        net=ANY,
-        **_KERNEL_INPUTS,
-        targets=Floats("n"),
-        lr=Real(minimum=0),
-        num_epochs=Int(1),
+        net=ANY, **_KERNEL_INPUTS, targets=Floats("n"), lr=Real(minimum=0), num_epochs=Int(1)
     ),
     rules=(_training_points,),
 )
@@ -169,17 +161,14 @@ loo_loss = Contract(
     call=dict(x=Rule(_points), y=Rule(_points), w=Real()), rules=(_one_label_per_input,)
 )
 show_loo_minimum = Contract(
-    call=dict(x=Rule(_points), y=Rule(_points), lr=Real(minimum=0)),
-    rules=(_one_label_per_input,),
+    call=dict(x=Rule(_points), y=Rule(_points), lr=Real(minimum=0)), rules=(_one_label_per_input,)
 )
 
 # --- Attention Scoring Functions --------------------------------------------------------------------------------------
 
 _VALID_LENS = Maybe(Lengths("batch", "batch n_q"))
 
-masked_softmax = Contract(
-    call=dict(X=Floats("batch n_q n_k"), valid_lens=_VALID_LENS),
-)
+masked_softmax = Contract(call=dict(X=Floats("batch n_q n_k"), valid_lens=_VALID_LENS))
 AdditiveAttention = Contract(
     init=dict(num_hiddens=Int(1), dropout=DROPOUT),
     call=dict(
@@ -209,20 +198,11 @@ def _matrices(call, name, value):
         )
     titles = call.arguments.get("titles")
     if titles is not None and len(titles) != shape[1]:
-        raise ValueError(
-            f"titles must name each of the {shape[1]} columns; got {len(titles)}"
-        )
+        raise ValueError(f"titles must name each of the {shape[1]} columns; got {len(titles)}")
 
 
 show_heatmaps = Contract(
-    call=dict(
-        matrices=Rule(_matrices),
-        xlabel=ANY,
-        ylabel=ANY,
-        titles=ANY,
-        figsize=ANY,
-        cmap=ANY,
-    )
+    call=dict(matrices=Rule(_matrices), xlabel=ANY, ylabel=ANY, titles=ANY, figsize=ANY, cmap=ANY)
 )
 
 # --- Multi-Head Attention ---------------------------------------------------------------------------------------------
@@ -273,7 +253,7 @@ def _neighbour_weights(call, name, value):
 
 show_neighbour_heads = Contract(call=dict(weights=Rule(_neighbour_weights)))
 neighbour_arrays = Contract(
-    call=dict(num_examples=Int(1), num_steps=Int(3), num_symbols=Int(1), seed=Int(0)),
+    call=dict(num_examples=Int(1), num_steps=Int(3), num_symbols=Int(1), seed=Int(0))
 )
 
 # --- Self-Attention and Positional Encoding ---------------------------------------------------------------------------
@@ -311,9 +291,7 @@ def _tokens(call, name, value):
     for item in value:
         for token in item if isinstance(item, list | tuple) else [item]:
             if not isinstance(token, str):
-                raise TypeError(
-                    f"{name} must be str; got {type(token).__name__} {token!r}"
-                )
+                raise TypeError(f"{name} must be str; got {type(token).__name__} {token!r}")
 
 
 def _reserved(call, name, value):
@@ -323,20 +301,14 @@ def _reserved(call, name, value):
             f"{name} must be a list of str, e.g. ['<pad>', '<bos>', '<eos>']; got {value!r}"
         )
     if "<unk>" in reserved:
-        raise ValueError(
-            f"{name} must leave out '<unk>', which is always index 0; got {reserved}"
-        )
+        raise ValueError(f"{name} must leave out '<unk>', which is always index 0; got {reserved}")
     repeated = sorted({t for t in reserved if reserved.count(t) > 1})
     if repeated:
         raise ValueError(f"{name} must not repeat a token; got duplicates {repeated}")
 
 
 Vocab = Contract(
-    init=dict(
-        tokens=Maybe(Rule(_tokens)),
-        min_freq=Int(0),
-        reserved_tokens=Maybe(Rule(_reserved)),
-    )
+    init=dict(tokens=Maybe(Rule(_tokens)), min_freq=Int(0), reserved_tokens=Maybe(Rule(_reserved)))
 )
 
 
@@ -353,9 +325,7 @@ truncate_pad = Contract(call=dict(line=Rule(_line), num_steps=Int(1), padding_to
 
 def _lines(call, name, value):
     if not isinstance(value, list | tuple):
-        raise TypeError(
-            f"{name} must be a list of token lists; got {type(value).__name__}"
-        )
+        raise TypeError(f"{name} must be a list of token lists; got {type(value).__name__}")
     for i, line in enumerate(value):
         if not isinstance(line, list | tuple):
             raise TypeError(
@@ -372,35 +342,22 @@ nmt_arrays = Contract(call=dict(num_steps=Int(1), num_examples=Int(1)))
 def _sentence(call, name, value):
     Text().check(call, name, value)
     if not value.split():
-        raise ValueError(
-            f"{name} must hold a sentence to translate, e.g. 'go .'; got an empty one"
-        )
+        raise ValueError(f"{name} must hold a sentence to translate, e.g. 'go .'; got an empty one")
 
 
 encode_source = Contract(
-    call=dict(
-        src_sentence=Rule(_sentence),
-        src_vocab=VocabWith("<eos>", "<pad>"),
-        num_steps=Int(1),
-    ),
+    call=dict(src_sentence=Rule(_sentence), src_vocab=VocabWith("<eos>", "<pad>"), num_steps=Int(1))
 )
 
 # --- Sequence-to-Sequence Toolkit: the encoder–decoder, the masked loss --------------------------------------------
 
 _RNN_SIZES = dict(
-    vocab_size=Int(1),
-    embed_size=Int(1),
-    num_hiddens=Int(1),
-    num_layers=Int(1),
-    dropout=DROPOUT,
+    vocab_size=Int(1), embed_size=Int(1), num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT
 )
 _TOKENS = Ids("batch steps")
 
 Seq2SeqEncoder = Contract(
-    init=_RNN_SIZES,
-    call=dict(X=_TOKENS),
-    dims=_embedding_dims,
-    rules=(_at_least_one_step,),
+    init=_RNN_SIZES, call=dict(X=_TOKENS), dims=_embedding_dims, rules=(_at_least_one_step,)
 )
 _RNN_INIT_STATE = dict(enc_outputs=Rule(_encoder_outputs), enc_valid_lens=_ENC_LENS)
 Seq2SeqDecoder = Contract(
@@ -419,13 +376,8 @@ Seq2SeqAttentionDecoder = Contract(
 )
 GRU = Contract(  # TensorFlow's, which the toolkit page builds from GRU cells
     init=dict(num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT),
-    call=dict(
-        X=Floats("batch steps inputs"),
-        state=Maybe(Floats("num_layers batch num_hiddens")),
-    ),
-    dims=lambda gru, fw: dict(
-        zip(("num_layers", "num_hiddens"), fw.gru_size(gru), strict=True)
-    ),
+    call=dict(X=Floats("batch steps inputs"), state=Maybe(Floats("num_layers batch num_hiddens"))),
+    dims=lambda gru, fw: dict(zip(("num_layers", "num_hiddens"), fw.gru_size(gru), strict=True)),
     built=("X",),
 )
 
@@ -443,10 +395,8 @@ sequence_mask = Contract(
 )
 MaskedSoftmaxCELoss = Contract(
     call=dict(
-        pred=Floats("batch steps vocab"),
-        label=Ids("batch steps"),
-        valid_len=Lengths("batch"),
-    ),
+        pred=Floats("batch steps vocab"), label=Ids("batch steps"), valid_len=Lengths("batch")
+    )
 )
 
 # --- training and translation ---------------------------------------------------------------------------------------
@@ -472,9 +422,7 @@ class _CheckedBatches:
         self.data_iter, self.call, self.epoch = data_iter, call, 0
         net = call.arguments["net"]
         self.vocab = {
-            name: None
-            if getattr(part, "embedding", None) is None
-            else call.fw.rows(part.embedding)
+            name: None if getattr(part, "embedding", None) is None else call.fw.rows(part.embedding)
             for name, part in (("X", net.encoder), ("Y", net.decoder))
         }
 
@@ -531,7 +479,7 @@ train_seq2seq = Contract(
         num_epochs=Int(1),
         tgt_vocab=VocabWith("<bos>"),
         device=ANY,
-    ),
+    )
 )
 
 
@@ -541,9 +489,7 @@ def _translation_fits(call):
     from d2lcore.text import encode_source
 
     net, args = call.arguments["net"], call.arguments
-    src, _ = encode_source.__wrapped__(
-        args["src_sentence"], args["src_vocab"], args["num_steps"]
-    )
+    src, _ = encode_source.__wrapped__(args["src_sentence"], args["src_vocab"], args["num_steps"])
     bos = [args["tgt_vocab"]["<bos>"]]
     for name, ids, part in (
         ("src_sentence", src, net.encoder),
@@ -559,9 +505,7 @@ def _translation_fits(call):
                 f"num_steps must be at most the max_len = {encoding.P.shape[1]} positions of the model's positional "
                 f"encoding; got num_steps={args['num_steps']}"
             )
-    if args.get("save_attention_weights") and not hasattr(
-        type(net.decoder), "attention_weights"
-    ):
+    if args.get("save_attention_weights") and not hasattr(type(net.decoder), "attention_weights"):
         raise ValueError(
             "save_attention_weights=True needs a decoder with attention weights (an AttentionDecoder); got "
             f"{type(net.decoder).__name__}, which has none"
@@ -603,7 +547,7 @@ translate_corpus = Contract(
         translate=_TRANSLATE,
         text=Text("a str, a corpus as read_data_nmt returns it"),
         num_examples=Maybe(Int(1)),
-    ),
+    )
 )
 evaluate_translations = Contract(
     call=dict(translate=_TRANSLATE, tgt_vocab=VocabWith("<unk>"), name=Rule(_record_name))
@@ -669,9 +613,7 @@ def _references(call, name, value):
             _TOKENS_TEXT.check(call, f"{name}[{i}][{j}]", ref)
 
 
-corpus_scores = Contract(
-    call=dict(predictions=Rule(_predictions), references=Rule(_references))
-)
+corpus_scores = Contract(call=dict(predictions=Rule(_predictions), references=Rule(_references)))
 
 # --- Bahdanau Attention: the reversal task --------------------------------------------------------------------------
 
@@ -684,9 +626,7 @@ def _reversal(call):
         args.get("max_len", 8),
     )
     if symbols > 26:
-        raise ValueError(
-            f"num_symbols must be at most 26 (the lowercase letters); got {symbols}"
-        )
+        raise ValueError(f"num_symbols must be at most 26 (the lowercase letters); got {symbols}")
     if max_len < min_len:
         raise ValueError(f"max_len must be >= min_len = {min_len}; got max_len={max_len}")
     steps = args.get("num_steps")
@@ -710,7 +650,7 @@ evaluate_reversal = Contract(
         ),
         num_examples=Int(1),
         seed=Int(0),
-    ),
+    )
 )
 
 # --- The Transformer ------------------------------------------------------------------------------------------------
@@ -741,11 +681,7 @@ AddNorm = Contract(
 )
 
 _BLOCK = dict(
-    num_hiddens=Int(1),
-    ffn_num_hiddens=Int(1),
-    num_heads=Int(1),
-    dropout=DROPOUT,
-    use_bias=Bool(),
+    num_hiddens=Int(1), ffn_num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT, use_bias=Bool()
 )
 
 
@@ -757,8 +693,7 @@ TransformerEncoderBlock = Contract(
     init=_BLOCK,
     init_rules=(_heads_divide,),
     call=dict(
-        X=Floats("batch steps num_hiddens"),
-        valid_lens=Maybe(Lengths("batch", "batch steps")),
+        X=Floats("batch steps num_hiddens"), valid_lens=Maybe(Lengths("batch", "batch steps"))
     ),
     dims=_block_dims,
 )
@@ -809,9 +744,7 @@ def _transformer_state(call, name, value):
             f"{name}'s caches must be a tuple of num_layers = {call.dims['num_layers']} entries, one per decoder "
             f"block; got {caches!r:.80}: {_HOW}"
         )
-    if any(cache is None for cache in caches) and not all(
-        cache is None for cache in caches
-    ):
+    if any(cache is None for cache in caches) and not all(cache is None for cache in caches):
         raise ValueError(
             f"{name}'s caches must be all None (nothing decoded yet) or all tensors; got a mix: {_HOW}"
         )
@@ -846,9 +779,7 @@ TransformerDecoder = Contract(
     init_rules=(_heads_divide,),
     call=dict(X=_TOKENS, state=Rule(_transformer_state)),
     methods=dict(
-        init_state=dict(
-            enc_outputs=Floats("batch src_steps num_hiddens"), enc_valid_lens=_ENC_LENS
-        )
+        init_state=dict(enc_outputs=Floats("batch src_steps num_hiddens"), enc_valid_lens=_ENC_LENS)
     ),
     dims=_decoder_dims,
     rules=(_decoder_positions,),
