@@ -50,6 +50,10 @@ def test_wheel_contents(wheel):
     assert corpus <= names
     for fw in REGISTRY.values():
         assert f"{fw.module.replace('.', '/')}/__init__.py" in names
+    # every module of the source tree, subpackages included (a subpackage missing from pyproject.toml's list
+    # would leave the wheel without it, and every notebook failing on its first import)
+    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "d2lcore").rglob("*.py")}
+    assert sources <= names, sorted(sources - names)
     tops = {n.split("/")[0] for n in names}
     assert tops == {"d2lcore", f"d2lcore-{d2lcore.__version__}.dist-info"}, (
         tops

@@ -77,3 +77,10 @@ class DotProductAttention(nn.Block):
         scores = npx.batch_dot(queries / math.sqrt(d), keys, transpose_b=True)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return npx.batch_dot(self.dropout(self.attention_weights), values)
+
+
+__all__ = [
+    "AdditiveAttention",
+    "DotProductAttention",
+    "masked_softmax",
+]  # the names d2lcore.mxnet re-exports

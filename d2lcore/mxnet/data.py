@@ -30,3 +30,6 @@ def load_data_nmt(batch_size, num_steps, num_examples=600):
     ``<eos>``."""
     arrays, src_vocab, tgt_vocab = nmt_arrays(num_steps, num_examples)
     return load_array(arrays, batch_size), src_vocab, tgt_vocab
+
+
+__all__ = ["load_array", "load_data_nmt"]  # the names d2lcore.mxnet re-exports

@@ -48,3 +48,6 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
         losses.append(float(loss))
         animator.add(epoch + 1, losses[-1])
     return losses
+
+
+__all__ = ["NWKernelRegression", "train_nw"]  # the names d2lcore.mxnet re-exports

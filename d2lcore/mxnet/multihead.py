@@ -97,3 +97,10 @@ class MultiHeadAttention(nn.HybridBlock):
         """The last call's weights per head, (batch, num_heads, n_q, n_k)."""
         w = self.head_weights  # None before the first call
         return None if w is None else w.reshape(-1, self.num_heads, *w.shape[1:])
+
+
+__all__ = [
+    "MultiHeadAttention",
+    "transpose_output",
+    "transpose_qkv",
+]  # the names d2lcore.mxnet re-exports

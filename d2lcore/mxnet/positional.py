@@ -29,3 +29,6 @@ class PositionalEncoding(nn.Block):
         steps = X.shape[1]
         P = self.P[:, offset : offset + steps, :].as_in_ctx(X.ctx).astype(X.dtype)
         return self.dropout(X + P)
+
+
+__all__ = ["PositionalEncoding"]  # the names d2lcore.mxnet re-exports

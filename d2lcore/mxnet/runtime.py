@@ -30,3 +30,6 @@ def try_gpu(i=0):
     """GPU ``i`` if it exists, else the CPU: an ``mxnet.Context``."""
     check_int("i", i, minimum=0)
     return mx.gpu(i) if num_gpus() > i else cpu()
+
+
+__all__ = ["cpu", "num_gpus", "set_seed", "try_gpu"]  # the names d2lcore.mxnet re-exports

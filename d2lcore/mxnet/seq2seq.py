@@ -136,3 +136,12 @@ class MaskedSoftmaxCELoss(nn.Block):
         # -log p(label): the label's entry of each log-softmax row, (batch, steps)
         loss = -npx.pick(npx.log_softmax(pred, axis=-1), label, axis=-1)
         return sequence_mask(loss, valid_len).sum(axis=1)
+
+
+__all__ = [
+    "MaskedSoftmaxCELoss",
+    "Seq2SeqAttentionDecoder",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "sequence_mask",
+]  # the names d2lcore.mxnet re-exports

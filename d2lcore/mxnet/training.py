@@ -67,3 +67,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     seconds = timer.stop()
     show_training(losses, total_tokens, seconds, device)
     return losses
+
+
+__all__ = ["train_seq2seq"]  # the names d2lcore.mxnet re-exports

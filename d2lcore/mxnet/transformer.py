@@ -250,3 +250,13 @@ class TransformerDecoder(AttentionDecoder):
             np.stack([getattr(blk, name).attention_weights for blk in self.blks], axis=1)
             for name in ("self_attention", "cross_attention")
         )
+
+
+__all__ = [
+    "AddNorm",
+    "PositionWiseFFN",
+    "TransformerDecoder",
+    "TransformerDecoderBlock",
+    "TransformerEncoder",
+    "TransformerEncoderBlock",
+]  # the names d2lcore.mxnet re-exports

@@ -96,3 +96,6 @@ def load_weights(net, weights):
     all, before anything is changed. ``net`` must have been initialised and called once on
     an input (MXNet infers input sizes on the first call)."""
     WEIGHTS.load_weights(net, weights)
+
+
+__all__ = ["export_weights", "load_weights"]  # the names d2lcore.mxnet re-exports

@@ -77,3 +77,10 @@ class DotProductAttention(Layer):
         self.attention_weights = masked_softmax(scores, valid_lens)
         weights = self.dropout(self.attention_weights)
         return tf.matmul(weights, values)
+
+
+__all__ = [
+    "AdditiveAttention",
+    "DotProductAttention",
+    "masked_softmax",
+]  # the names d2lcore.tensorflow re-exports

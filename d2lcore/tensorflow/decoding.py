@@ -104,3 +104,6 @@ def predict_seq2seq(
                 break
             output.append(token)
     return " ".join(tgt_vocab.to_tokens(output)), attention
+
+
+__all__ = ["predict_seq2seq"]  # the names d2lcore.tensorflow re-exports

@@ -56,3 +56,11 @@ class EncoderDecoder(Model):
         enc_outputs = self.encoder(enc_X, *args)
         state = self.decoder.init_state(enc_outputs, *args)
         return self.decoder(dec_X, state)
+
+
+__all__ = [
+    "AttentionDecoder",
+    "Decoder",
+    "Encoder",
+    "EncoderDecoder",
+]  # the names d2lcore.tensorflow re-exports

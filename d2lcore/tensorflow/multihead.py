@@ -69,3 +69,10 @@ class MultiHeadAttention(Layer):
             return None
         queries, keys = tf.shape(weights)[1], tf.shape(weights)[2]
         return tf.reshape(weights, (-1, self.num_heads, queries, keys))
+
+
+__all__ = [
+    "MultiHeadAttention",
+    "transpose_output",
+    "transpose_qkv",
+]  # the names d2lcore.tensorflow re-exports

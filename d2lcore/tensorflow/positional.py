@@ -26,3 +26,6 @@ class PositionalEncoding(Layer):
     def call(self, X, offset=0):
         P = tf.cast(self.P[:, offset : offset + tf.shape(X)[1], :], X.dtype)
         return self.dropout(X + P)
+
+
+__all__ = ["PositionalEncoding"]  # the names d2lcore.tensorflow re-exports

@@ -55,3 +55,11 @@ def apply_threads():
             "first: restart the kernel and run the cells from the top.",
             stacklevel=3,
         )
+
+
+__all__ = [
+    "cpu",
+    "num_gpus",
+    "set_seed",
+    "try_gpu",
+]  # the names d2lcore.tensorflow re-exports

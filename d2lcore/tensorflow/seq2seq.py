@@ -137,3 +137,12 @@ class MaskedSoftmaxCELoss(Layer):
             labels=tf.cast(label, tf.int32), logits=pred
         )  # (batch, steps)
         return tf.reduce_sum(sequence_mask(loss, valid_len), axis=1)
+
+
+__all__ = [
+    "MaskedSoftmaxCELoss",
+    "Seq2SeqAttentionDecoder",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "sequence_mask",
+]  # the names d2lcore.tensorflow re-exports

@@ -81,3 +81,6 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0
     show_training(losses, total_tokens, seconds, short_name)
     return losses
+
+
+__all__ = ["train_seq2seq"]  # the names d2lcore.tensorflow re-exports

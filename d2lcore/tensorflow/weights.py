@@ -208,3 +208,6 @@ def load_weights(net, weights):
     all, before anything is changed. ``net`` must have been called once on an input (Keras
     creates its variables on the first call)."""
     WEIGHTS.load_weights(net, weights)
+
+
+__all__ = ["export_weights", "load_weights"]  # the names d2lcore.tensorflow re-exports

@@ -74,3 +74,10 @@ class DotProductAttention(nn.Module):
         scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+__all__ = [
+    "AdditiveAttention",
+    "DotProductAttention",
+    "masked_softmax",
+]  # the names d2lcore.torch re-exports

@@ -46,3 +46,6 @@ def train_nw(net, queries, keys, values, targets, lr=0.5, num_epochs=5):
         losses.append(loss.item())
         animator.add(epoch + 1, losses[-1])
     return losses
+
+
+__all__ = ["NWKernelRegression", "train_nw"]  # the names d2lcore.torch re-exports

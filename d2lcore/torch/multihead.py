@@ -64,3 +64,10 @@ class MultiHeadAttention(nn.Module):
         if weights is None:
             return None
         return weights.reshape(-1, self.num_heads, *weights.shape[1:])
+
+
+__all__ = [
+    "MultiHeadAttention",
+    "transpose_output",
+    "transpose_qkv",
+]  # the names d2lcore.torch re-exports

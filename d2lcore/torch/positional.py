@@ -27,3 +27,6 @@ class PositionalEncoding(nn.Module):
         steps = X.shape[1]
         P = self.P[:, offset : offset + steps, :].to(dtype=X.dtype, device=X.device)
         return self.dropout(X + P)
+
+
+__all__ = ["PositionalEncoding"]  # the names d2lcore.torch re-exports

@@ -37,3 +37,5 @@ def try_gpu(i=0):
 # spin-waiting when another program is busy. torch.set_num_threads(n) afterwards overrides it.
 if (_threads := cpu_threads()) is not None:
     torch.set_num_threads(_threads)
+
+__all__ = ["cpu", "num_gpus", "set_seed", "try_gpu"]  # the names d2lcore.torch re-exports

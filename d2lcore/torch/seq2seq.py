@@ -150,3 +150,12 @@ class MaskedSoftmaxCELoss(nn.Module):
             pred.reshape(-1, vocab_size), label.reshape(-1).long(), reduction="none"
         )
         return sequence_mask(loss.reshape(label.shape), valid_len).sum(dim=1)
+
+
+__all__ = [
+    "MaskedSoftmaxCELoss",
+    "Seq2SeqAttentionDecoder",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "sequence_mask",
+]  # the names d2lcore.torch re-exports

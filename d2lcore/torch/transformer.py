@@ -218,3 +218,13 @@ class TransformerDecoder(AttentionDecoder):
             torch.stack([getattr(blk, name).attention_weights for blk in self.blks], 1)
             for name in ("self_attention", "cross_attention")
         )
+
+
+__all__ = [
+    "AddNorm",
+    "PositionWiseFFN",
+    "TransformerDecoder",
+    "TransformerDecoderBlock",
+    "TransformerEncoder",
+    "TransformerEncoderBlock",
+]  # the names d2lcore.torch re-exports

@@ -65,3 +65,6 @@ def load_weights(net, weights):
     all, before anything is changed. ``net`` must have been called once on an input if it
     infers its input sizes."""
     WEIGHTS.load_weights(net, weights)
+
+
+__all__ = ["export_weights", "load_weights"]  # the names d2lcore.torch re-exports
