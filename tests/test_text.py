@@ -190,7 +190,8 @@ def test_build_array_nmt():
 def test_build_array_nmt_errors():
     with pytest.raises(
         ValueError,
-        match=r"^build_array_nmt: vocab must hold the reserved tokens \['<eos>', '<pad>'\]; got one without \['<eos>'\]",
+        match=r"^build_array_nmt: vocab must hold the reserved tokens \['<eos>', '<pad>'\]; got one "
+        r"without \['<eos>'\]",
     ):
         build_array_nmt([["a"]], Vocab(["a"], reserved_tokens=["<pad>"]), 3)
     vocab = Vocab(["a"], reserved_tokens=["<pad>", "<eos>"])

@@ -27,20 +27,33 @@ from d2lcore.contracts.engine import (
     Tensor,
     Text,
     VocabWith,
-    token_ids_error,
+    check_token_ids,
 )
 from d2lcore.convert import to_numpy
 
-# --- rules shared by several contracts ----------------------------------------------------------------------------
+# --- shared by several contracts ----------------------------------------------------------------------------------
+
+_TOKENS = Ids("batch steps")
+_HIDDEN = Floats("batch steps num_hiddens")
+_VALID_LENS = Maybe(Lengths("batch", "batch n_q"))
+_STEP_LENS = Maybe(Lengths("batch", "batch steps"))
+_ENC_LENS = Maybe(Lengths("batch"))
+_ENC_OUTPUTS = Floats("batch src_steps num_hiddens")
+_CACHE = Floats("batch past num_hiddens")
+_SRC_VOCAB = VocabWith("<eos>", "<pad>")
+_TRAINING = dict(lr=Real(minimum=0), num_epochs=Int(1))
 
 
 def _heads_divide(call):
-    """num_heads divides num_hiddens: each head gets num_hiddens / num_heads features."""
-    hiddens, heads = call.arguments.get("num_hiddens"), call.arguments.get("num_heads")
+    """num_heads divides num_hiddens (an argument, or X's last dimension): each head gets num_hiddens / num_heads
+    features."""
+    heads = call.arguments.get("num_heads")
+    hiddens = call.arguments.get("num_hiddens", call.dims.get("num_hiddens"))
+    of_x = "" if "num_hiddens" in call.arguments else ", X's last dimension"
     if None not in (hiddens, heads) and hiddens % heads:
         raise ValueError(
-            f"num_hiddens ({hiddens}) must be divisible by num_heads ({heads}), as each head gets num_hiddens / "
-            f"num_heads features; got a remainder of {hiddens % heads}"
+            f"num_hiddens ({hiddens}{of_x}) must be divisible by num_heads ({heads}), as each head gets "
+            f"num_hiddens / num_heads features; got a remainder of {hiddens % heads}"
         )
 
 
@@ -52,8 +65,10 @@ def _at_least_one_step(call):
         )
 
 
-def _positions_fit(call, offset=0):
-    """The steps of X at positions offset, ..., offset + steps - 1 fit in the positional table (max_len)."""
+def _positions_fit(call, offset=None):
+    """The steps of X at positions offset (the argument's, if not given), ..., offset + steps - 1 fit in the
+    positional table of max_len positions."""
+    offset = call.arguments.get("offset", 0) if offset is None else offset
     steps, max_len = call.dims.get("steps"), call.dims["max_len"]
     if steps is None:  # unknown until a traced graph runs: the framework checks it there
         call.fw.assert_positions(call.arguments["X"], offset, max_len)
@@ -64,20 +79,18 @@ def _positions_fit(call, offset=0):
         )
 
 
-def _offset_fits(call):
-    _positions_fit(call, call.arguments.get("offset", 0))
-
-
 def _tuple_of(name, value, fields):
     if not isinstance(value, tuple | list) or len(value) != len(fields):
         size = f" of {len(value)} entries" if isinstance(value, tuple | list) else ""
         raise TypeError(
             f"{name} must be a tuple ({', '.join(fields)}); got {type(value).__name__}{size}"
         )
-    return tuple(value)
+    return value
 
 
-_ENC_LENS = Maybe(Lengths("batch"))
+def _list(name, value, what):
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__}")
 
 
 def _encoder_outputs(call, name, value):
@@ -102,13 +115,24 @@ def _context_state(call, name, value):
     Floats("num_layers batch num_hiddens").check(call, "hidden", hidden)
 
 
-def _rnn_dims(layer, fw):
-    num_layers, num_hiddens = fw.gru_size(layer.rnn)
-    return {"vocab": fw.rows(layer.embedding), "num_layers": num_layers, "num_hiddens": num_hiddens}
+def _vocab_size(part, fw):
+    """The number of token indices that ``part`` of a model (its encoder, its decoder) embeds, if it embeds any."""
+    embedding = getattr(part, "embedding", None)
+    return None if embedding is None else fw.rows(embedding)
 
 
 def _embedding_dims(layer, fw):
     return {"vocab": fw.rows(layer.embedding)}
+
+
+def _rnn_dims(layer, fw):
+    num_layers, num_hiddens = fw.gru_size(layer.rnn)
+    return {"num_layers": num_layers, "num_hiddens": num_hiddens, **_embedding_dims(layer, fw)}
+
+
+def _table_dims(layer, fw):
+    _, max_len, num_hiddens = layer.P.shape  # the table: (1, max_len, num_hiddens)
+    return {"max_len": int(max_len), "num_hiddens": int(num_hiddens)}
 
 
 # --- Attention Pooling: Nadaraya–Watson kernel regression ------------------------------------------------------------
@@ -126,9 +150,7 @@ def _training_points(call):
 
 
 train_nw = Contract(
-    call=dict(
-        net=ANY, **_KERNEL_INPUTS, targets=Floats("n"), lr=Real(minimum=0), num_epochs=Int(1)
-    ),
+    call=dict(net=ANY, **_KERNEL_INPUTS, targets=Floats("n"), **_TRAINING),
     rules=(_training_points,),
 )
 
@@ -166,26 +188,20 @@ show_loo_minimum = Contract(
 
 # --- Attention Scoring Functions --------------------------------------------------------------------------------------
 
-_VALID_LENS = Maybe(Lengths("batch", "batch n_q"))
+_QKV = dict(
+    queries=Floats("batch n_q d_q"), keys=Floats("batch n_k d_k"), values=Floats("batch n_k d_v")
+)
 
 masked_softmax = Contract(call=dict(X=Floats("batch n_q n_k"), valid_lens=_VALID_LENS))
 AdditiveAttention = Contract(
     init=dict(num_hiddens=Int(1), dropout=DROPOUT),
-    call=dict(
-        queries=Floats("batch n_q d_q"),
-        keys=Floats("batch n_k d_k"),
-        values=Floats("batch n_k d_v"),
-        valid_lens=_VALID_LENS,
-    ),
+    call=dict(_QKV, valid_lens=_VALID_LENS),
     built=("queries", "keys"),
 )
 DotProductAttention = Contract(
     init=dict(dropout=DROPOUT),
     call=dict(
-        queries=Floats("batch n_q d"),
-        keys=Floats("batch n_k d"),
-        values=Floats("batch n_k d_v"),
-        valid_lens=_VALID_LENS,
+        _QKV, queries=Floats("batch n_q d"), keys=Floats("batch n_k d"), valid_lens=_VALID_LENS
     ),
 )
 
@@ -207,17 +223,6 @@ show_heatmaps = Contract(
 
 # --- Multi-Head Attention ---------------------------------------------------------------------------------------------
 
-_HEADS = dict(num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT)
-
-
-def _qkv_heads(call):
-    hiddens, heads = call.dims.get("num_hiddens"), call.arguments["num_heads"]
-    if hiddens is not None and hiddens % heads:
-        raise ValueError(
-            f"num_hiddens ({hiddens}, X's last dimension) must be divisible by num_heads ({heads}), as each head "
-            f"gets num_hiddens / num_heads features; got a remainder of {hiddens % heads}"
-        )
-
 
 def _rows_of_heads(call):
     rows, heads = call.dims.get("batch_heads"), call.arguments["num_heads"]
@@ -229,13 +234,13 @@ def _rows_of_heads(call):
 
 
 transpose_qkv = Contract(
-    call=dict(X=Tensor("batch n num_hiddens"), num_heads=Int(1)), rules=(_qkv_heads,)
+    call=dict(X=Tensor("batch n num_hiddens"), num_heads=Int(1)), rules=(_heads_divide,)
 )
 transpose_output = Contract(
     call=dict(X=Tensor("batch_heads n d"), num_heads=Int(1)), rules=(_rows_of_heads,)
 )
 MultiHeadAttention = Contract(
-    init=dict(_HEADS, bias=Bool()),
+    init=dict(num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT, bias=Bool()),
     call=AdditiveAttention.call,
     built=("queries", "keys", "values"),
     init_rules=(_heads_divide,),
@@ -258,17 +263,11 @@ neighbour_arrays = Contract(
 
 # --- Self-Attention and Positional Encoding ---------------------------------------------------------------------------
 
-
-def _table_dims(layer, fw):
-    _, max_len, num_hiddens = layer.P.shape  # the table: (1, max_len, num_hiddens)
-    return {"max_len": int(max_len), "num_hiddens": int(num_hiddens)}
-
-
 PositionalEncoding = Contract(
     init=dict(num_hiddens=Int(1), dropout=DROPOUT, max_len=Int(1)),
-    call=dict(X=Floats("batch steps num_hiddens"), offset=Int(0)),
+    call=dict(X=_HIDDEN, offset=Int(0)),
     dims=_table_dims,
-    rules=(_offset_fits,),
+    rules=(_positions_fit,),
 )
 
 # --- Sequence-to-Sequence Toolkit: text, vocabularies, data -----------------------------------------------------------
@@ -280,13 +279,11 @@ tokenize_nmt = Contract(call=dict(text=Text(), num_examples=Maybe(Int(1))))
 def _tokens(call, name, value):
     """A list of str tokens, or a list of lists of them (read twice: a generator would be used up)."""
     if not isinstance(value, list | tuple):
+        hint = (
+            "split the text into tokens first" if isinstance(value, str) else "make it a list first"
+        )
         raise TypeError(
-            f"{name} must be a list of tokens or a list of token lists; got {type(value).__name__}"
-            + (
-                ": split the text into tokens first"
-                if isinstance(value, str)
-                else ": make it a list first"
-            )
+            f"{name} must be a list of tokens or a list of token lists; got {type(value).__name__}: {hint}"
         )
     for item in value:
         for token in item if isinstance(item, list | tuple) else [item]:
@@ -314,9 +311,9 @@ Vocab = Contract(
 
 def _line(call, name, value):
     if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        hint = ": split it into tokens first" if isinstance(value, str) else ""
         raise TypeError(
-            f"{name} must be a list of tokens or indices; got {type(value).__name__} {value!r:.40}"
-            + (": split it into tokens first" if isinstance(value, str) else "")
+            f"{name} must be a list of tokens or indices; got {type(value).__name__} {value!r:.40}{hint}"
         )
 
 
@@ -324,8 +321,7 @@ truncate_pad = Contract(call=dict(line=Rule(_line), num_steps=Int(1), padding_to
 
 
 def _lines(call, name, value):
-    if not isinstance(value, list | tuple):
-        raise TypeError(f"{name} must be a list of token lists; got {type(value).__name__}")
+    _list(name, value, "a list of token lists")
     for i, line in enumerate(value):
         if not isinstance(line, list | tuple):
             raise TypeError(
@@ -333,9 +329,7 @@ def _lines(call, name, value):
             )
 
 
-build_array_nmt = Contract(
-    call=dict(lines=Rule(_lines), vocab=VocabWith("<eos>", "<pad>"), num_steps=Int(1))
-)
+build_array_nmt = Contract(call=dict(lines=Rule(_lines), vocab=_SRC_VOCAB, num_steps=Int(1)))
 nmt_arrays = Contract(call=dict(num_steps=Int(1), num_examples=Int(1)))
 
 
@@ -345,34 +339,28 @@ def _sentence(call, name, value):
         raise ValueError(f"{name} must hold a sentence to translate, e.g. 'go .'; got an empty one")
 
 
-encode_source = Contract(
-    call=dict(src_sentence=Rule(_sentence), src_vocab=VocabWith("<eos>", "<pad>"), num_steps=Int(1))
-)
+_SOURCE = dict(src_sentence=Rule(_sentence), src_vocab=_SRC_VOCAB, num_steps=Int(1))
+encode_source = Contract(call=_SOURCE)
 
 # --- Sequence-to-Sequence Toolkit: the encoder–decoder, the masked loss --------------------------------------------
 
 _RNN_SIZES = dict(
     vocab_size=Int(1), embed_size=Int(1), num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT
 )
-_TOKENS = Ids("batch steps")
+_RNN_DECODER = dict(
+    init=_RNN_SIZES,
+    methods=dict(init_state=dict(enc_outputs=Rule(_encoder_outputs), enc_valid_lens=_ENC_LENS)),
+    rules=(_at_least_one_step,),
+)
 
 Seq2SeqEncoder = Contract(
     init=_RNN_SIZES, call=dict(X=_TOKENS), dims=_embedding_dims, rules=(_at_least_one_step,)
 )
-_RNN_INIT_STATE = dict(enc_outputs=Rule(_encoder_outputs), enc_valid_lens=_ENC_LENS)
 Seq2SeqDecoder = Contract(
-    init=_RNN_SIZES,
-    call=dict(X=_TOKENS, state=Rule(_context_state)),
-    methods=dict(init_state=_RNN_INIT_STATE),
-    dims=_rnn_dims,
-    rules=(_at_least_one_step,),
+    call=dict(X=_TOKENS, state=Rule(_context_state)), dims=_rnn_dims, **_RNN_DECODER
 )
 Seq2SeqAttentionDecoder = Contract(
-    init=_RNN_SIZES,
-    call=dict(X=_TOKENS, state=Rule(_attention_state)),
-    methods=dict(init_state=_RNN_INIT_STATE),
-    dims=_embedding_dims,
-    rules=(_at_least_one_step,),
+    call=dict(X=_TOKENS, state=Rule(_attention_state)), dims=_embedding_dims, **_RNN_DECODER
 )
 GRU = Contract(  # TensorFlow's, which the toolkit page builds from GRU cells
     init=dict(num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT),
@@ -380,23 +368,11 @@ GRU = Contract(  # TensorFlow's, which the toolkit page builds from GRU cells
     dims=lambda gru, fw: dict(zip(("num_layers", "num_hiddens"), fw.gru_size(gru), strict=True)),
     built=("X",),
 )
-
-
-def _mask_input(call, name, value):
-    call.tensor(name, value)
-    shape = tuple(value.shape)
-    if len(shape) < 2:
-        raise ValueError(f"{name} must have shape (batch, steps, ...); got shape {shape}")
-    call.dims["batch"] = shape[0]
-
-
 sequence_mask = Contract(
-    call=dict(X=Rule(_mask_input), valid_len=Lengths("batch"), value=Real(finite=False))
+    call=dict(X=Tensor("batch steps ..."), valid_len=Lengths("batch"), value=Real(finite=False))
 )
 MaskedSoftmaxCELoss = Contract(
-    call=dict(
-        pred=Floats("batch steps vocab"), label=Ids("batch steps"), valid_len=Lengths("batch")
-    )
+    call=dict(pred=Floats("batch steps vocab"), label=_TOKENS, valid_len=Lengths("batch"))
 )
 
 # --- training and translation ---------------------------------------------------------------------------------------
@@ -417,42 +393,39 @@ class Batches(Spec):
         return _CheckedBatches(value, call)
 
 
+_BATCH = dict(X="batch steps", X_valid_len="batch", Y="batch tgt_steps", Y_valid_len="batch")
+_EXPECTED_BATCH = (
+    "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), "
+    "(batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives"
+)
+
+
 class _CheckedBatches:
     def __init__(self, data_iter, call):
-        self.data_iter, self.call, self.epoch = data_iter, call, 0
+        self.data_iter, self.fw, self.epoch = data_iter, call.fw, 0
         net = call.arguments["net"]
         self.vocab = {
-            name: None if getattr(part, "embedding", None) is None else call.fw.rows(part.embedding)
-            for name, part in (("X", net.encoder), ("Y", net.decoder))
+            "X_vocab": _vocab_size(net.encoder, self.fw),
+            "Y_vocab": _vocab_size(net.decoder, self.fw),
         }
 
     def _check(self, batch):
-        expected = (
-            "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), "
-            "(batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives"
-        )
+        """Check one batch; returns its number of target tokens."""
         if not isinstance(batch, tuple | list) or len(batch) != 4:
             size = f" of {len(batch)} items" if isinstance(batch, tuple | list) else ""
-            raise TypeError(f"{expected}; got a {type(batch).__name__}{size}")
-        call = Call("train_seq2seq", {}, None, self.call.fw, {})
-        X, X_valid_len, Y, Y_valid_len = batch
-        for arg, spec in (
-            ("X", "batch steps"),
-            ("X_valid_len", "batch"),
-            ("Y", "batch tgt_steps"),
-            ("Y_valid_len", "batch"),
-        ):
+            raise TypeError(f"{_EXPECTED_BATCH}; got a {type(batch).__name__}{size}")
+        call = Call("train_seq2seq", {}, None, self.fw, self.vocab)
+        for (arg, shape), value in zip(_BATCH.items(), batch, strict=True):
             try:
-                call.tensor(arg, locals()[arg])
-                call.shape(arg, locals()[arg], spec)
+                Tensor(shape).check(call, arg, value)
             except (TypeError, ValueError) as error:
-                raise type(error)(f"{expected}: {error}") from None
-        for arg, ids in (("X", X), ("Y", Y)):
-            call.dims["vocab"] = self.vocab[arg]
-            Ids("batch ...").check(call, arg, ids)
+                raise type(error)(f"{_EXPECTED_BATCH}: {error}") from None
+        X, X_valid_len, Y, Y_valid_len = batch
+        Ids("batch ...", vocab="X_vocab").check(call, "X", X)
+        Ids("batch ...", vocab="Y_vocab").check(call, "Y", Y)
         Lengths("batch").check(call, "X_valid_len", X_valid_len)
         Lengths("batch").check(call, "Y_valid_len", Y_valid_len)
-        return int(self.call.fw.values(Y_valid_len).sum())
+        return int(self.fw.values(Y_valid_len).sum())
 
     def __iter__(self):
         tokens = 0
@@ -472,14 +445,7 @@ class _CheckedBatches:
 
 
 train_seq2seq = Contract(
-    call=dict(
-        net=ANY,
-        data_iter=Batches(),
-        lr=Real(minimum=0),
-        num_epochs=Int(1),
-        tgt_vocab=VocabWith("<bos>"),
-        device=ANY,
-    )
+    call=dict(net=ANY, data_iter=Batches(), **_TRAINING, tgt_vocab=VocabWith("<bos>"), device=ANY)
 )
 
 
@@ -495,10 +461,7 @@ def _translation_fits(call):
         ("src_sentence", src, net.encoder),
         ("tgt_vocab['<bos>']", bos, net.decoder),
     ):
-        embedding, ids = getattr(part, "embedding", None), numpy.array(ids)
-        size = None if embedding is None else call.fw.rows(embedding)
-        if size is not None and ((ids < 0) | (ids >= size)).any():
-            raise token_ids_error(name, ids, size)
+        check_token_ids(name, numpy.array(ids), _vocab_size(part, call.fw))
         encoding = getattr(part, "pos_encoding", None)
         if encoding is not None and args["num_steps"] > encoding.P.shape[1]:
             raise ValueError(
@@ -514,11 +477,9 @@ def _translation_fits(call):
 
 predict_seq2seq = Contract(
     call=dict(
+        _SOURCE,
         net=ANY,
-        src_sentence=Rule(_sentence),
-        src_vocab=VocabWith("<eos>", "<pad>"),
         tgt_vocab=VocabWith("<bos>", "<eos>"),
-        num_steps=Int(1),
         device=ANY,
         save_attention_weights=Bool(),
     ),
@@ -581,10 +542,7 @@ show_translations = Contract(
 
 
 def _predictions(call, name, value):
-    if not isinstance(value, list | tuple):
-        raise TypeError(
-            f"{name} must be a list, one entry per sentence; got {type(value).__name__}"
-        )
+    _list(name, value, "a list, one entry per sentence")
     if not value:
         raise ValueError(f"{name} must hold at least one sentence; got an empty list")
     for i, prediction in enumerate(value):
@@ -592,21 +550,17 @@ def _predictions(call, name, value):
 
 
 def _references(call, name, value):
-    if not isinstance(value, list | tuple):
-        raise TypeError(
-            f"{name} must be a list, one entry per sentence; got {type(value).__name__}"
-        )
+    _list(name, value, "a list, one entry per sentence")
     predictions = call.arguments["predictions"]
     if len(value) != len(predictions):
         raise ValueError(
             f"{name} must hold one list of references per prediction ({len(predictions)}); got {len(value)}"
         )
     for i, refs in enumerate(value):
-        if not isinstance(refs, list | tuple):
-            raise TypeError(
-                f"{name}[{i}] must be a list of reference strings (with one reference per sentence: "
-                f"[[ref] for ref in refs]); got {type(refs).__name__}"
-            )
+        what = (
+            "a list of reference strings (with one reference per sentence: [[ref] for ref in refs])"
+        )
+        _list(f"{name}[{i}]", refs, what)
         if not refs:
             raise ValueError(f"{name}[{i}] must hold at least one reference; got none")
         for j, ref in enumerate(refs):
@@ -620,16 +574,12 @@ corpus_scores = Contract(call=dict(predictions=Rule(_predictions), references=Ru
 
 def _reversal(call):
     args = call.arguments
-    symbols, min_len, max_len = (
-        args.get("num_symbols", 8),
-        args.get("min_len", 5),
-        args.get("max_len", 8),
-    )
+    symbols, steps = args.get("num_symbols", 8), args.get("num_steps")
+    min_len, max_len = args.get("min_len", 5), args.get("max_len", 8)
     if symbols > 26:
         raise ValueError(f"num_symbols must be at most 26 (the lowercase letters); got {symbols}")
     if max_len < min_len:
         raise ValueError(f"max_len must be >= min_len = {min_len}; got max_len={max_len}")
-    steps = args.get("num_steps")
     if steps is not None and steps < max_len + 1:
         raise ValueError(
             f"num_steps must be at least max_len + 1 = {max_len + 1}, so that every row keeps its <eos>; got "
@@ -640,18 +590,14 @@ def _reversal(call):
 _REVERSAL = dict(
     num_examples=Int(1), num_symbols=Int(1), min_len=Int(1), max_len=Int(), seed=Int(0)
 )
+_REVERSE = Function(
+    "a callable from a source string to (output string, attention), e.g. "
+    "lambda s: d2l.predict_seq2seq(net, s, ..., save_attention_weights=True)"
+)
+
 reversal_pairs = Contract(call=_REVERSAL, rules=(_reversal,))
 reversal_arrays = Contract(call=dict(_REVERSAL, num_steps=Int(1)), rules=(_reversal,))
-evaluate_reversal = Contract(
-    call=dict(
-        translate=Function(
-            "a callable from a source string to (output string, attention), e.g. "
-            "lambda s: d2l.predict_seq2seq(net, s, ..., save_attention_weights=True)"
-        ),
-        num_examples=Int(1),
-        seed=Int(0),
-    )
-)
+evaluate_reversal = Contract(call=dict(translate=_REVERSE, num_examples=Int(1), seed=Int(0)))
 
 # --- The Transformer ------------------------------------------------------------------------------------------------
 
@@ -670,55 +616,44 @@ def _same_shape(call):
         )
 
 
+def _norm_dims(layer, fw):
+    width = fw.width(layer.ln)  # None before a lazy LayerNorm's first call
+    return {} if width is None else {"num_hiddens": width}
+
+
 AddNorm = Contract(
     init=dict(num_hiddens=Int(1), dropout=DROPOUT),
     call=dict(X=Floats("... num_hiddens"), Y=Floats("... num_hiddens")),
-    dims=lambda layer, fw: {
-        k: v for k, v in {"num_hiddens": fw.width(layer.ln)}.items() if v is not None
-    },
+    dims=_norm_dims,
     built=("X",),
     rules=(_same_shape,),
 )
 
-_BLOCK = dict(
+_BLOCK_SIZES = dict(
     num_hiddens=Int(1), ffn_num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT, use_bias=Bool()
 )
-
-
-def _block_dims(block, fw):
-    return {"num_hiddens": fw.width(block.ffn.dense2)}
-
-
-TransformerEncoderBlock = Contract(
-    init=_BLOCK,
+_BLOCK = dict(
+    init=_BLOCK_SIZES,
     init_rules=(_heads_divide,),
-    call=dict(
-        X=Floats("batch steps num_hiddens"), valid_lens=Maybe(Lengths("batch", "batch steps"))
-    ),
-    dims=_block_dims,
+    dims=lambda block, fw: {"num_hiddens": fw.width(block.ffn.dense2)},
 )
+
+TransformerEncoderBlock = Contract(call=dict(X=_HIDDEN, valid_lens=_STEP_LENS), **_BLOCK)
 TransformerDecoderBlock = Contract(
-    init=_BLOCK,
-    init_rules=(_heads_divide,),
-    call=dict(
-        X=Floats("batch steps num_hiddens"),
-        enc_outputs=Floats("batch src_steps num_hiddens"),
-        enc_valid_lens=Maybe(Lengths("batch", "batch steps")),
-        cache=Maybe(Floats("batch past num_hiddens")),
-    ),
-    dims=_block_dims,
+    call=dict(X=_HIDDEN, enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_STEP_LENS, cache=Maybe(_CACHE)),
+    **_BLOCK,
 )
-_TRANSFORMER = dict(_BLOCK, vocab_size=Int(1), num_layers=Int(1), max_len=Int(1))
+_TRANSFORMER_SIZES = dict(_BLOCK_SIZES, vocab_size=Int(1), num_layers=Int(1), max_len=Int(1))
 
 
 def _coder_dims(coder, fw):
-    return {"vocab": fw.rows(coder.embedding), **_table_dims(coder.pos_encoding, fw)}
+    return {**_embedding_dims(coder, fw), **_table_dims(coder.pos_encoding, fw)}
 
 
 TransformerEncoder = Contract(
-    init=_TRANSFORMER,
+    init=_TRANSFORMER_SIZES,
     init_rules=(_heads_divide,),
-    call=dict(X=_TOKENS, valid_lens=Maybe(Lengths("batch", "batch steps"))),
+    call=dict(X=_TOKENS, valid_lens=_STEP_LENS),
     dims=_coder_dims,
     rules=(_positions_fit,),
 )
@@ -737,7 +672,7 @@ def _transformer_state(call, name, value):
             f"{name} must be a tuple (enc_outputs, enc_valid_lens, caches); got {value!r:.60}: {_HOW}"
         )
     enc_outputs, enc_valid_lens, caches = value
-    Floats("batch src_steps num_hiddens").check(call, "enc_outputs", enc_outputs)
+    _ENC_OUTPUTS.check(call, "enc_outputs", enc_outputs)
     _ENC_LENS.check(call, "enc_valid_lens", enc_valid_lens)
     if not isinstance(caches, tuple | list) or len(caches) != call.dims["num_layers"]:
         raise ValueError(
@@ -750,18 +685,16 @@ def _transformer_state(call, name, value):
         )
     for cache in caches:
         if cache is not None:
-            Floats("batch past num_hiddens").check(call, "cache", cache)
-    call.dims.setdefault(
-        "past", 0 if caches[0] is None else None
-    )  # None: unknown until a graph runs
+            _CACHE.check(call, "cache", cache)
+    # None: a length known only when a traced graph runs
+    call.dims.setdefault("past", 0 if caches[0] is None else None)
 
 
 def _decoder_positions(call):
     past = call.dims["past"]
     if past is None:  # caches of a length known only when a traced graph runs
-        call.fw.assert_positions(
-            call.arguments["X"], call.arguments["state"][2][0], call.dims["max_len"]
-        )
+        caches = call.arguments["state"][2]
+        call.fw.assert_positions(call.arguments["X"], caches[0], call.dims["max_len"])
     else:
         _positions_fit(call, past)
 
@@ -775,12 +708,10 @@ def _decoder_dims(decoder, fw):
 
 
 TransformerDecoder = Contract(
-    init=_TRANSFORMER,
+    init=_TRANSFORMER_SIZES,
     init_rules=(_heads_divide,),
     call=dict(X=_TOKENS, state=Rule(_transformer_state)),
-    methods=dict(
-        init_state=dict(enc_outputs=Floats("batch src_steps num_hiddens"), enc_valid_lens=_ENC_LENS)
-    ),
+    methods=dict(init_state=dict(enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_ENC_LENS)),
     dims=_decoder_dims,
     rules=(_decoder_positions,),
 )

@@ -1,28 +1,12 @@
 """The engine that checks a taught class's or function's arguments against its contract.
 
-A page's taught class or function holds the model alone; the one line ``@d2l.checked`` above it attaches its
-contract, an object of :mod:`d2lcore.contracts` named like it (``contracts.AdditiveAttention``). A contract says,
-for each parameter, what its value must be (:class:`Int`, :class:`Floats` of shape ``"batch n_q d_q"``,
-:class:`Lengths`, ...) and, where arguments must agree with each other or with the layer, a few rules. The
-engine binds each call's arguments to the real signature (``inspect.signature(...).bind``), so a contract never
-restates one, and checks:
-
-- a class: its constructor's arguments (``init``) before ``__init__``; its call's (``call``) before the framework
-  runs ``forward`` (``call`` in Keras); another method's (``methods``, a decoder's ``init_state``) before it;
-- a function: its arguments (``call``) before it.
-
-Checks only check: they pass the arguments on untouched, so a model computes the same with them and without them
-(``with unchecked():``, which tests/test_contracts.py runs for every taught class). They run once per outermost
-call: inside a checked call, the checked layers it calls are not checked again (their inputs come from a checked
-call), so a Transformer's blocks do not read the same lengths once per block. An error names what the reader
-called, the argument, what was expected and what was given: ``AdditiveAttention: valid_lens must hold whole
-numbers; got [1.5, 2.0]``.
-
-A class that a reader redefines on a page keeps the decorator: its arguments are bound to *its* signature, and a
-parameter its contract does not name is passed on unchecked, with a warning when the class is defined.
-
-The framework facts (is it a tensor, its dtype, its values) come from small hooks per framework,
-``d2lcore/<framework>/tensors.py``.
+``@d2l.checked`` above a taught class or function attaches its contract, the :class:`Contract` of
+:mod:`d2lcore.contracts` named like it. The engine binds each call to the real signature and checks each argument
+against its spec, then the contract's rules, once per outermost call (the checked layers that a checked call calls
+are not checked again); every error starts with the taught name: ``AdditiveAttention: valid_lens must hold whole
+numbers; got [1.5, 2.0]``. Checks only check: a model computes the same without them (``with unchecked():``). A
+class redefined on a page keeps the decorator: a parameter its contract does not name passes unchecked, with a
+warning. The framework facts come from the hooks of ``d2lcore/<framework>/tensors.py`` (see :class:`AnyFramework`).
 """
 
 import contextlib
@@ -36,29 +20,15 @@ import numpy
 _state = threading.local()
 
 
-def _depth():
-    return getattr(_state, "depth", 0)
-
-
-@contextlib.contextmanager
-def _inside():
-    """Marks the code of a checked call: the checked calls inside it are not checked again."""
-    _state.depth = _depth() + 1
-    try:
-        yield
-    finally:
-        _state.depth -= 1
-
-
 def outermost():
     """Whether no checked call is running in this thread (checks run only then)."""
-    return _depth() == 0
+    return getattr(_state, "depth", 0) == 0
 
 
 @contextlib.contextmanager
 def unchecked():
-    """Inside ``with unchecked():`` no contract is checked (for tests: the model computes the same)."""
-    _state.depth = _depth() + 1
+    """Inside ``with unchecked():`` no contract is checked: the code of a checked call, or a test's."""
+    _state.depth = getattr(_state, "depth", 0) + 1
     try:
         yield
     finally:
@@ -78,23 +48,20 @@ class Call:
     function), the framework's hooks and the sizes of the named dimensions seen so far."""
 
     def __init__(self, name, arguments, obj, fw, dims):
-        self.name, self.arguments, self.obj, self.fw, self.dims = (
-            name,
-            arguments,
-            obj,
-            fw,
-            dict(dims),
-        )
-        self.preset, self.passed_on = (
-            set(self.dims),
-            {},
-        )  # the sizes the layer gave; Batches' (see check)
+        self.name, self.arguments, self.obj, self.fw = name, arguments, obj, fw
+        self.dims = dict(dims)
+        self.preset = set(self.dims)  # the sizes that the layer gave
+        self.passed_on = {}  # what a spec passes on instead of the argument (Batches)
+
+    def tensor(self, name, x):
+        if not self.fw.is_tensor(x):
+            raise TypeError(f"{name} must be {self.fw.TENSOR}; got {type(x).__name__} {x!r:.40}")
 
     def shape(self, name, x, spec):
         """Check that the tensor ``x`` (the argument ``name``) has the shape ``spec`` ("batch n_q d", numbers or
-        names; a name has one size in the whole call); return its shape."""
+        names, "..." for any number of dimensions; a name has one size in the whole call)."""
         dims, shape = spec.split(), _shape(x)
-        if "..." in dims:  # any number of dimensions there (but the others)
+        if "..." in dims:
             i = dims.index("...")
             if len(shape) < len(dims) - 1:
                 raise ValueError(f"{name} must have shape ({', '.join(dims)}); got shape {shape}")
@@ -110,18 +77,11 @@ class Call:
             expected = int(d) if d.isdigit() else self.dims.setdefault(d, n)
             if n != expected:
                 known = ", ".join(d if d.isdigit() else str(self.dims.get(d, d)) for d in dims)
-                why = "" if d.isdigit() else f" ({d} = {expected} from {self._source(d)})"
+                source = "the layer" if d in self.preset else "the other arguments"
+                why = "" if d.isdigit() else f" ({d} = {expected} from {source})"
                 raise ValueError(
                     f"{name} must have shape ({', '.join(dims)}) = ({known}); got shape {shape}{why}"
                 )
-        return shape
-
-    def _source(self, dim):
-        return "the layer" if dim in self.preset else "the other arguments"
-
-    def tensor(self, name, x):
-        if not self.fw.is_tensor(x):
-            raise TypeError(f"{name} must be {self.fw.TENSOR}; got {type(x).__name__} {x!r:.40}")
 
 
 class Spec:
@@ -131,17 +91,33 @@ class Spec:
         raise NotImplementedError
 
 
-class _Any(Spec):
+class Rule(Spec):
+    """An argument checked by ``rule(call, name, value)``, a function of :mod:`d2lcore.contracts`."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
     def check(self, call, name, value):
-        pass
+        self.rule(call, name, value)
 
 
-ANY = _Any()
+ANY = Rule(lambda call, name, value: None)
 """A parameter that the contract leaves to the model (a device, a padding token, a layer passed in)."""
 
 
+class Maybe(Spec):
+    """None, or what ``spec`` says."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def check(self, call, name, value):
+        if value is not None:
+            self.spec.check(call, name, value)
+
+
 class Int(Spec):
-    """A Python int (not a bool), at least ``minimum`` (if given)."""
+    """An int (not a bool), at least ``minimum`` (if given)."""
 
     def __init__(self, minimum=None):
         self.minimum = minimum
@@ -154,8 +130,8 @@ class Int(Spec):
 
 
 class Real(Spec):
-    """A real number (an int or a float, not a bool), finite unless ``finite=False``, with ``value >= minimum``,
-    ``value < below`` (each if given)."""
+    """A real number (an int or a float, not a bool), finite unless ``finite=False``, >= ``minimum`` and
+    < ``below`` (each if given)."""
 
     def __init__(self, minimum=None, below=None, finite=True):
         self.minimum, self.below, self.finite = minimum, below, finite
@@ -178,36 +154,30 @@ DROPOUT = Real(minimum=0, below=1)
 """A dropout probability: 0 <= dropout < 1."""
 
 
-class Bool(Spec):
-    """True or False (a string such as "False" would count as True)."""
+class Is(Spec):
+    """A value that ``accepts(value)`` accepts; ``what`` says what it must be."""
+
+    def __init__(self, what, accepts):
+        self.what, self.accepts = what, accepts
 
     def check(self, call, name, value):
-        if not isinstance(value, bool):
-            raise TypeError(
-                f"{name} must be True or False; got {type(value).__name__} {value!r:.60}"
-            )
-
-
-class Text(Spec):
-    """A str; ``what`` says what it holds."""
-
-    def __init__(self, what="a str"):
-        self.what = what
-
-    def check(self, call, name, value):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be {self.what}; got {type(value).__name__}")
-
-
-class Function(Spec):
-    """A callable; ``what`` says which (what it takes and gives, with an example)."""
-
-    def __init__(self, what):
-        self.what = what
-
-    def check(self, call, name, value):
-        if not callable(value):
+        if not self.accepts(value):
             raise TypeError(f"{name} must be {self.what}; got {type(value).__name__} {value!r:.60}")
+
+
+def Bool():
+    """True or False (a string such as "False" would count as True)."""
+    return Is("True or False", lambda value: isinstance(value, bool))
+
+
+def Text(what="a str"):
+    """A str; ``what`` says what it holds."""
+    return Is(what, lambda value: isinstance(value, str))
+
+
+def Function(what):
+    """A callable; ``what`` says which (what it takes and gives, with an example)."""
+    return Is(what, callable)
 
 
 class VocabWith(Spec):
@@ -229,27 +199,6 @@ class VocabWith(Spec):
             )
 
 
-class Maybe(Spec):
-    """None, or what ``spec`` says."""
-
-    def __init__(self, spec):
-        self.spec = spec
-
-    def check(self, call, name, value):
-        if value is not None:
-            self.spec.check(call, name, value)
-
-
-class Rule(Spec):
-    """An argument checked by ``rule(call, name, value)``, a function of :mod:`d2lcore.contracts`."""
-
-    def __init__(self, rule):
-        self.rule = rule
-
-    def check(self, call, name, value):
-        self.rule(call, name, value)
-
-
 class Tensor(Spec):
     """A tensor of the framework, of shape ``shape`` (see :meth:`Call.shape`), of any dtype."""
 
@@ -262,12 +211,14 @@ class Tensor(Spec):
 
 
 class Floats(Tensor):
-    """A floating-point tensor of shape ``shape``."""
-
     def check(self, call, name, value):
         super().check(call, name, value)
         if call.fw.kind(value) != "f":
-            raise dtype_error(name, call.fw.dtype_name(value), "a floating-point")
+            raise TypeError(
+                f"{name} must be a floating-point tensor; got dtype {call.fw.dtype_name(value)}: convert "
+                "it first (e.g. X.float() in PyTorch, X.astype('float32') in MXNet, tf.cast(X, tf.float32) "
+                "in TensorFlow)"
+            )
 
 
 class Ids(Tensor):
@@ -281,15 +232,23 @@ class Ids(Tensor):
     def check(self, call, name, value):
         super().check(call, name, value)
         if call.fw.kind(value) not in "iu":
-            raise dtype_error(name, call.fw.dtype_name(value), "an integer")
-        size, ids = call.dims.get(self.vocab), call.fw.values(value)
-        if (
-            size is not None
-            and ids is not None
-            and ids.size
-            and (ids.min() < 0 or ids.max() >= size)
-        ):
-            raise token_ids_error(name, ids, size)
+            raise TypeError(
+                f"{name} must be an integer tensor; got dtype {call.fw.dtype_name(value)}: token indices "
+                "are whole numbers (e.g. int32 or int64)"
+            )
+        ids = call.fw.values(value)
+        if ids is not None:  # None: known only when a traced graph runs
+            check_token_ids(name, ids, call.dims.get(self.vocab))
+
+
+def check_token_ids(name, ids, vocab_size):
+    """Check that the NumPy array ``ids`` holds token indices 0 ... vocab_size - 1 (if vocab_size is known)."""
+    bad = [] if vocab_size is None else ids[(ids < 0) | (ids >= vocab_size)]
+    if len(bad):
+        raise ValueError(
+            f"{name} must hold token indices 0 ... {vocab_size - 1} (vocab_size = {vocab_size}); got {bad.size} "
+            f"out of range, e.g. {sorted(set(bad.tolist()))[:5]}: was the model built for another vocabulary?"
+        )
 
 
 class Lengths(Tensor):
@@ -309,15 +268,17 @@ class Lengths(Tensor):
         call.shape(name, value, by_rank[len(shape)])
         kind = call.fw.kind(value)
         if kind not in "iuf":
+            mask = ": a boolean mask is not a length" if kind == "b" else ""
             raise TypeError(
-                f"{name} must hold lengths (integers); got dtype {call.fw.dtype_name(value)}"
-                + (": a boolean mask is not a length" if kind == "b" else "")
+                f"{name} must hold lengths (integers); got dtype {call.fw.dtype_name(value)}{mask}"
             )
         lengths = call.fw.values(value)
         if lengths is None:  # a traced graph: the framework checks them when the graph runs
             call.fw.assert_lengths(name, value)
-        else:
-            check_lengths(name, lengths)
+        elif not numpy.isfinite(lengths).all() or (lengths != lengths.round()).any():
+            raise ValueError(f"{name} must hold whole numbers; got {lengths.tolist()}")
+        elif (lengths < 0).any():
+            raise ValueError(f"{name} must be >= 0; got {lengths.tolist()}")
 
 
 def check_int(name, value, minimum=None):
@@ -335,37 +296,6 @@ def not_implemented(layer, method):
     )
 
 
-def check_lengths(name, values):
-    """Check that the NumPy array ``values`` holds whole numbers >= 0."""
-    values = numpy.asarray(values)
-    if not numpy.isfinite(values).all() or (values != values.round()).any():
-        raise ValueError(f"{name} must hold whole numbers; got {values.tolist()}")
-    if (values < 0).any():
-        raise ValueError(f"{name} must be >= 0; got {values.tolist()}")
-
-
-def dtype_error(name, dtype, expected):
-    """The TypeError for a tensor ``name`` of ``dtype`` where ``expected`` ("a floating-point") was needed."""
-    return TypeError(
-        f"{name} must be {expected} tensor; got dtype {dtype}"
-        + (
-            ": convert it first (e.g. X.float() in PyTorch, X.astype('float32') in MXNet, "
-            "tf.cast(X, tf.float32) in TensorFlow)"
-            if "float" in expected
-            else ": token indices are whole numbers (e.g. int32 or int64)"
-        )
-    )
-
-
-def token_ids_error(name, ids, vocab_size):
-    """The ValueError for token indices ``ids`` (NumPy) outside 0 ... vocab_size - 1."""
-    bad = ids[(ids < 0) | (ids >= vocab_size)]
-    return ValueError(
-        f"{name} must hold token indices 0 ... {vocab_size - 1} (vocab_size = {vocab_size}); got {bad.size} out "
-        f"of range, e.g. {sorted(set(bad.tolist()))[:5]}: was the model built for another vocabulary?"
-    )
-
-
 # --- contracts --------------------------------------------------------------------------------------------------
 
 
@@ -376,7 +306,7 @@ class Contract:
       a parameter that may stay at its default is checked only when given;
     - ``methods``: {method name: {parameter: Spec}} for other methods (a decoder's ``init_state``);
     - ``dims(obj, fw)``: the sizes that the layer fixes before a call, by dimension name (``{"vocab": 10}``), for
-      the shapes and token indices of ``call`` (``fw``: the framework's hooks);
+      the shapes and token indices of ``call`` and ``methods`` (``fw``: the framework's hooks);
     - ``built``: the inputs whose last dimension the layer's weights take from its first call; a later call with
       another is refused (the weights were built for the first);
     - ``rules``: functions ``rule(call)`` for what involves several arguments or the layer, run after the specs
@@ -387,7 +317,7 @@ class Contract:
         self, init=None, call=None, methods=None, dims=None, built=(), rules=(), init_rules=()
     ):
         self.init, self.call, self.methods = init or {}, call or {}, methods or {}
-        self.dims, self.built, self.rules, self.init_rules = (dims, built, rules, init_rules)
+        self.dims, self.built, self.rules, self.init_rules = dims, built, rules, init_rules
 
     def parts(self):
         """{method name: specs}: ``__init__``, ``call`` (the call or the function) and the other methods."""
@@ -395,63 +325,19 @@ class Contract:
 
 
 def check(name, specs, arguments, obj=None, fw=None, dims=None, rules=()):
-    """Check the bound ``arguments`` {parameter: value} against ``specs``; raise the error naming ``name``."""
+    """Check the bound ``arguments`` {parameter: value} against ``specs``, then ``rules``; the error names ``name``."""
     call = Call(name, arguments, obj, fw, dims or {})
     try:
         for parameter, value in arguments.items():
-            spec = specs.get(parameter)
-            passed_on = None if spec is None else spec.check(call, parameter, value)
-            if (
-                passed_on is not None
-            ):  # only Batches (d2lcore.contracts): the same batches, checked as read
-                call.passed_on[parameter] = passed_on
+            if parameter in specs:
+                passed_on = specs[parameter].check(call, parameter, value)
+                if passed_on is not None:  # Batches': the same batches, checked as read
+                    call.passed_on[parameter] = passed_on
         for rule in rules:
             rule(call)
     except (TypeError, ValueError) as error:
         raise type(error)(f"{name}: {error}") from None
     return call
-
-
-def _guard(function, name, specs, fw, contract, signature, cls=None, label=None):
-    """``function`` with its arguments, bound to ``signature``, checked against ``specs`` at each outermost call;
-    for a method of the class ``cls``, only on instances of ``cls`` itself (an undecorated subclass may take
-    other arguments) and with the rules and the built widths of ``contract`` for its call."""
-    is_call = specs is contract.call
-    rules = contract.rules if is_call else contract.init_rules if specs is contract.init else ()
-
-    @functools.wraps(function)
-    def guarded(*args, **kwargs):
-        if outermost() and (cls is None or type(args[0]).__dict__.get("__d2l_contract__") == name):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise TypeError(f"{name}: {error}") from None
-            arguments = dict(bound.arguments)
-            obj = None if cls is None else arguments.pop(next(iter(signature.parameters)))
-            if not (
-                fw and any(fw.symbolic(v) for v in arguments.values())
-            ):  # not a graph being built
-                dims = (
-                    contract.dims(obj, fw)
-                    if (obj is not None and contract.dims and specs is not contract.init)
-                    else {}
-                )
-                call = check(label or name, specs, arguments, obj, fw, dims, rules)
-                if is_call and contract.built:
-                    _check_built(
-                        name, obj, {k: arguments[k] for k in contract.built if k in arguments}
-                    )
-                if call.passed_on:
-                    bound.arguments.update(call.passed_on)
-                    args, kwargs = bound.args, bound.kwargs
-        with _inside():
-            return function(*args, **kwargs)
-
-    try:  # Keras 3 reads a layer's config from inspect.getfullargspec, which reads __signature__ only
-        guarded.__signature__ = inspect.signature(function)
-    except ValueError:
-        pass
-    return guarded
 
 
 def _check_built(name, layer, inputs):
@@ -472,26 +358,55 @@ def _check_built(name, layer, inputs):
 def unnamed(signature, specs, fw, method):
     """The parameters of ``signature`` that ``specs`` do not name (but ``*args``, ``**kwargs`` and the framework's
     own, such as Keras' ``training``)."""
+    named = {*specs, *getattr(fw, "OWN_ARGUMENTS", ())}
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     parameters = list(signature.parameters.values())[1 if method else 0 :]
-    return [
-        p.name
-        for p in parameters
-        if p.name not in specs
-        and p.name not in fw.OWN_ARGUMENTS
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
+    return [p.name for p in parameters if p.name not in named and p.kind not in variadic]
 
 
-def _stale(name, signature, specs, fw, method):
-    """Warn when ``signature`` has parameters that the contract's ``specs`` do not name (a class redefined on a
-    page with a new argument): they are passed on unchecked."""
-    extra = unnamed(signature, specs, fw, method)
+def _guard(function, contract, part, name, signature, fw, cls=None):
+    """``function`` with its arguments bound to ``signature`` and checked against the ``part`` of ``contract`` at
+    each outermost call; for a method of the class ``cls``, only on instances of ``cls`` itself (an undecorated
+    subclass may take other arguments). Warns of the parameters that the contract does not name."""
+    specs = contract.parts()[part]
+    label = name if part in ("__init__", "call") else f"{name}.{part}"
+    rules = {"__init__": contract.init_rules, "call": contract.rules}.get(part, ())
+    layer_dims = contract.dims if cls is not None and part != "__init__" else None
+    built = contract.built if part == "call" else ()
+    symbolic = getattr(fw, "symbolic", lambda x: False)
+    extra = unnamed(signature, specs, fw, cls is not None)
     if extra:
         warnings.warn(
-            f"{name} takes {', '.join(extra)}, which its contract (d2lcore.contracts.{name.split('.')[0]}) does "
-            "not name: those arguments are passed on unchecked",
+            f"{label} takes {', '.join(extra)}, which its contract (d2lcore.contracts.{name}) does not name: "
+            "those arguments are passed on unchecked",
             stacklevel=4,
         )
+
+    @functools.wraps(function)
+    def guarded(*args, **kwargs):
+        if outermost() and (cls is None or vars(type(args[0])).get("__d2l_contract__") == name):
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as error:
+                raise TypeError(f"{name}: {error}") from None
+            arguments = dict(bound.arguments)
+            obj = None if cls is None else arguments.pop(next(iter(signature.parameters)))
+            if not any(symbolic(v) for v in arguments.values()):  # not a graph being built
+                dims = layer_dims(obj, fw) if layer_dims else {}
+                call = check(label, specs, arguments, obj, fw, dims, rules)
+                if built:
+                    _check_built(name, obj, {k: arguments[k] for k in built if k in arguments})
+                if call.passed_on:
+                    bound.arguments.update(call.passed_on)
+                    args, kwargs = bound.args, bound.kwargs
+        with unchecked():
+            return function(*args, **kwargs)
+
+    try:  # Keras 3 reads a layer's config from inspect.getfullargspec, which reads __signature__ only
+        guarded.__signature__ = inspect.signature(function)
+    except ValueError:
+        pass
+    return guarded
 
 
 def attach(obj, fw):
@@ -506,35 +421,32 @@ def attach(obj, fw):
             f"d2lcore has no contract of {name!r} (d2lcore.contracts.{name}): remove @d2l.checked"
         )
     if not isinstance(obj, type):
-        signature = inspect.signature(obj)
-        _stale(name, signature, contract.call, fw, False)
-        return _guard(obj, name, contract.call, fw, contract, signature)
+        return _guard(obj, contract, "call", name, inspect.signature(obj), fw)
     obj.__d2l_contract__ = name
     for part, specs in contract.parts().items():
-        if not specs:
-            continue
-        if (
-            part == "call"
-        ):  # checked before the framework's call runs forward (or Keras' build and call)
-            target, signature = "__call__", fw.call_signature(obj)
-        else:
-            target, signature = part, inspect.signature(getattr(obj, part))
-        label = name if part in ("__init__", "call") else f"{name}.{part}"
-        _stale(label, signature, specs, fw, True)
-        setattr(
-            obj,
-            target,
-            _guard(getattr(obj, target), name, specs, fw, contract, signature, obj, label),
-        )
+        # the call is checked before the framework's __call__ runs forward (Keras: build and call)
+        target = "__call__" if part == "call" else part
+        if specs:
+            method = getattr(obj, target)
+            signature = fw.call_signature(obj) if part == "call" else inspect.signature(method)
+            setattr(obj, target, _guard(method, contract, part, name, signature, fw, obj))
     return obj
 
 
 class AnyFramework:
     """The hooks of the framework-neutral code (text, BLEU, plotting), whose tensors are NumPy arrays or any
-    framework's (read with :func:`d2lcore.convert.to_numpy`)."""
+    framework's (read with :func:`d2lcore.convert.to_numpy`).
+
+    A framework's hooks, ``d2lcore/<framework>/tensors.py``, give the same: ``TENSOR`` (what a tensor is, for the
+    messages), ``is_tensor(x)``, ``kind(x)`` (the NumPy kind of x's dtype: "f" floats, "i" integers, "u"
+    unsigned, "b" booleans, "c" complex), ``dtype_name(x)``, ``values(x)`` (NumPy); and as needed by the framework
+    or its contracts: ``call_signature(cls)`` (of what calling a layer runs), ``rows``, ``width``, ``gru_size``
+    (the sizes of its layers), ``OWN_ARGUMENTS`` (its own parameters of every layer's call, which contracts do not
+    name), ``symbolic(x)`` (x is a symbol of a graph being built: not checked), ``assert_lengths`` and
+    ``assert_positions`` (the checks that a traced graph runs, where ``values`` gives None).
+    """
 
     TENSOR = "a tensor or array"
-    OWN_ARGUMENTS = ()
 
     @staticmethod
     def is_tensor(x):
@@ -553,10 +465,6 @@ class AnyFramework:
         from d2lcore.convert import to_numpy
 
         return to_numpy(x)
-
-    @staticmethod
-    def symbolic(x):
-        return False
 
 
 def checked(obj):

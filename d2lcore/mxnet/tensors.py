@@ -11,7 +11,6 @@ from mxnet.gluon import nn
 from d2lcore.contracts.engine import attach
 
 TENSOR = "an mxnet.np.ndarray"
-OWN_ARGUMENTS = ()
 
 
 def is_tensor(x):
@@ -19,7 +18,6 @@ def is_tensor(x):
 
 
 def kind(x):
-    """The NumPy kind of x's dtype: "f" floats, "i" integers, "b" booleans, "c" complex, "u" unsigned."""
     return onp.dtype(x.dtype).kind
 
 
@@ -35,12 +33,6 @@ def values(x):
 def symbolic(x):
     """Whether x is a symbol of a graph being built (a hybridized parent's): its checked call checked the arrays."""
     return isinstance(x, mx.sym.Symbol)
-
-
-def assert_positions(*args):
-    raise AssertionError(
-        "MXNet's arrays always know their shapes (symbols are not checked)"
-    )
 
 
 def rows(embedding):
@@ -72,6 +64,5 @@ def call_signature(cls):
 
 
 def checked(obj):
-    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (see
-    d2lcore.contracts.engine.attach)."""
+    """``@d2l.checked``: attach ``obj``'s contract with MXNet's hooks (engine.attach)."""
     return attach(obj, sys.modules[__name__])

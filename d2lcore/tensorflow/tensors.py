@@ -5,6 +5,7 @@ runs."""
 import contextlib
 import inspect
 import re
+import sys
 
 import keras
 import tensorflow as tf
@@ -12,9 +13,8 @@ import tensorflow as tf
 from d2lcore.contracts.engine import attach
 
 TENSOR = "a tf.Tensor"
-OWN_ARGUMENTS = (
-    "training",
-)  # Keras' own argument of every layer's call, which contracts do not name
+# Keras' own argument of every layer's call, which contracts do not name
+OWN_ARGUMENTS = ("training",)
 
 
 def is_tensor(x):
@@ -22,7 +22,6 @@ def is_tensor(x):
 
 
 def kind(x):
-    """The NumPy kind of x's dtype: "f" floats, "i" integers, "b" booleans, "c" complex, "u" unsigned."""
     dtype = tf.as_dtype(x.dtype)
     if dtype.is_bool:
         return "b"
@@ -80,9 +79,8 @@ def assert_lengths(name, x):
     if x.dtype.is_floating:
         whole = marked(f"{name} must hold whole numbers (lengths); {_IN_GRAPH}")
         tf.debugging.assert_equal(x, tf.round(x), message=whole)
-    tf.debugging.assert_non_negative(
-        x, message=marked(f"{name} must be >= 0; {_IN_GRAPH}")
-    )
+    positive = marked(f"{name} must be >= 0; {_IN_GRAPH}")
+    tf.debugging.assert_non_negative(x, message=positive)
 
 
 def assert_positions(X, offset_or_cache, max_len):
@@ -92,16 +90,13 @@ def assert_positions(X, offset_or_cache, max_len):
     or a decoder's cache (batch, past, num_hiddens) of the past positions, whose length is known only then."""
     if tf.is_tensor(offset_or_cache) and offset_or_cache.shape.rank == 3:  # a cache
         past = tf.shape(offset_or_cache)[1]
-        message = (
-            f"X must have at most max_len = {max_len} positions with the cached ones"
-        )
+        expected = f"at most max_len = {max_len} positions with the cached ones"
     else:
         past = offset_or_cache
-        message = f"X must have at most max_len - offset = {max_len} - offset steps"
+        expected = f"at most max_len - offset = {max_len} - offset steps"
+    message = f"X must have {expected}; got more inside a TensorFlow graph: raise max_len"
     tf.debugging.assert_less_equal(
-        past + tf.shape(X)[1],
-        max_len,
-        message=marked(f"{message}; got more inside a TensorFlow graph: raise max_len"),
+        past + tf.shape(X)[1], max_len, message=marked(message)
     )
 
 
@@ -129,17 +124,12 @@ def call_signature(cls):
     where ``call`` does not take it (Keras takes it for every layer and passes it on to the layers inside)."""
     signature = inspect.signature(cls.call)
     parameters = list(signature.parameters.values())
-    if "training" in signature.parameters or any(
-        p.kind == p.VAR_KEYWORD for p in parameters
-    ):
+    if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in parameters):
         return signature
     training = inspect.Parameter("training", inspect.Parameter.KEYWORD_ONLY, default=None)
     return signature.replace(parameters=[*parameters, training])
 
 
 def checked(obj):
-    """``@d2l.checked``: attach the contract of ``obj``, a taught class or function (see
-    d2lcore.contracts.engine.attach)."""
-    import sys
-
+    """``@d2l.checked``: attach ``obj``'s contract with TensorFlow's hooks (engine.attach)."""
     return attach(obj, sys.modules[__name__])

@@ -1,6 +1,7 @@
 """What the contracts (d2lcore.contracts.engine) need to know of PyTorch: its tensors and a few of its layers' sizes."""
 
 import inspect
+import sys
 
 import torch
 from torch import nn
@@ -8,7 +9,6 @@ from torch import nn
 from d2lcore.contracts.engine import attach
 
 TENSOR = "a torch.Tensor"
-OWN_ARGUMENTS = ()
 
 
 def is_tensor(x):
@@ -16,7 +16,6 @@ def is_tensor(x):
 
 
 def kind(x):
-    """The NumPy kind of x's dtype: "f" floats, "i" integers, "b" booleans, "c" complex, "u" unsigned."""
     if x.dtype == torch.bool:
         return "b"
     if x.dtype.is_floating_point:
@@ -35,14 +34,6 @@ def values(x):
     return x.detach().cpu().numpy()
 
 
-def symbolic(x):
-    return False
-
-
-def assert_positions(*args):
-    raise AssertionError("PyTorch's shapes are always known")
-
-
 def rows(embedding):
     """The number of token indices that an nn.Embedding embeds."""
     return embedding.num_embeddings
@@ -50,11 +41,9 @@ def rows(embedding):
 
 def width(layer):
     """The width of the outputs of an nn.Linear (a LazyLinear's too) or an nn.LayerNorm."""
-    return (
-        layer.normalized_shape[-1]
-        if isinstance(layer, nn.LayerNorm)
-        else layer.out_features
-    )
+    if isinstance(layer, nn.LayerNorm):
+        return layer.normalized_shape[-1]
+    return layer.out_features
 
 
 def gru_size(rnn):
@@ -68,9 +57,5 @@ def call_signature(cls):
 
 
 def checked(obj):
-    """``@d2l.checked`` above a taught class or function attaches its contract, the one of d2lcore.contracts named
-    like it, whose checks run once per outermost call (d2lcore.contracts.engine.attach); returns the class, or
-    the checked function."""
-    import sys
-
+    """``@d2l.checked``: attach ``obj``'s contract with PyTorch's hooks (engine.attach)."""
     return attach(obj, sys.modules[__name__])
