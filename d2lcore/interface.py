@@ -11,9 +11,9 @@ each ``d2lcore/<framework>/``. This module lists names only, never a signature: 
 **Layers.** For a layer, ``forward`` stands for the computation that calling the layer runs: ``forward`` in MXNet
 and PyTorch, ``call`` in Keras. A layer's forward pass runs in evaluation mode unless the framework's training
 mode is on: MXNet inside ``autograd.record()``, PyTorch after ``net.train()``, Keras when ``training=True`` is
-passed (Keras layers declare ``training=None`` as a last extra parameter of ``call``; it is the only allowed
-difference). Input sizes are inferred on the first call. The Transformer's blocks are post-norm, as in Vaswani et
-al. (2017), and every ``AddNorm`` normalises the last axis with epsilon ``LAYER_NORM_EPS`` = 1e-5.
+passed to the outermost layer (Keras hands it on to the layers inside). Input sizes are inferred on the first
+call. The Transformer's blocks are post-norm, as in Vaswani et al. (2017), and every ``AddNorm`` normalises the last
+axis with epsilon ``LAYER_NORM_EPS`` = 1e-5.
 
 **Bad inputs.** Every callable checks its arguments and raises ``TypeError`` (wrong type or dtype: an integer
 tensor where floats are needed, floats where token indices are needed, a boolean mask where lengths are needed)

@@ -71,7 +71,7 @@ def _positions_fit(call, offset=None):
     offset = call.arguments.get("offset", 0) if offset is None else offset
     steps, max_len = call.dims.get("steps"), call.dims["max_len"]
     if steps is None:  # unknown until a traced graph runs: the framework checks it there
-        call.fw.assert_positions(call.arguments["X"], offset, max_len)
+        call.graph_checks += call.fw.assert_positions(call.arguments["X"], offset, max_len)
     elif offset + steps > max_len:
         raise ValueError(
             f"positions {offset} ... {offset + steps - 1} do not fit in the table of max_len = {max_len} positions "
@@ -694,7 +694,8 @@ def _decoder_positions(call):
     past = call.dims["past"]
     if past is None:  # caches of a length known only when a traced graph runs
         caches = call.arguments["state"][2]
-        call.fw.assert_positions(call.arguments["X"], caches[0], call.dims["max_len"])
+        X, max_len = call.arguments["X"], call.dims["max_len"]
+        call.graph_checks += call.fw.assert_positions(X, caches[0], max_len)
     else:
         _positions_fit(call, past)
 

@@ -52,6 +52,7 @@ class Call:
         self.dims = dict(dims)
         self.preset = set(self.dims)  # the sizes that the layer gave
         self.passed_on = {}  # what a spec passes on instead of the argument (Batches)
+        self.graph_checks = []  # the checks a traced graph runs, before the call's own operations
 
     def tensor(self, name, x):
         if not self.fw.is_tensor(x):
@@ -274,7 +275,7 @@ class Lengths(Tensor):
             )
         lengths = call.fw.values(value)
         if lengths is None:  # a traced graph: the framework checks them when the graph runs
-            call.fw.assert_lengths(name, value)
+            call.graph_checks += call.fw.assert_lengths(name, value)
         elif not numpy.isfinite(lengths).all() or (lengths != lengths.round()).any():
             raise ValueError(f"{name} must hold whole numbers; got {lengths.tolist()}")
         elif (lengths < 0).any():
@@ -374,6 +375,7 @@ def _guard(function, contract, part, name, signature, fw, cls=None):
     layer_dims = contract.dims if cls is not None and part != "__init__" else None
     built = contract.built if part == "call" else ()
     symbolic = getattr(fw, "symbolic", lambda x: False)
+    checked_first = getattr(fw, "checked_first", lambda checks: contextlib.nullcontext())
     extra = unnamed(signature, specs, fw, cls is not None)
     if extra:
         warnings.warn(
@@ -384,6 +386,7 @@ def _guard(function, contract, part, name, signature, fw, cls=None):
 
     @functools.wraps(function)
     def guarded(*args, **kwargs):
+        graph_checks = ()
         if outermost() and (cls is None or vars(type(args[0])).get("__d2l_contract__") == name):
             try:
                 bound = signature.bind(*args, **kwargs)
@@ -399,7 +402,8 @@ def _guard(function, contract, part, name, signature, fw, cls=None):
                 if call.passed_on:
                     bound.arguments.update(call.passed_on)
                     args, kwargs = bound.args, bound.kwargs
-        with unchecked():
+                graph_checks = call.graph_checks
+        with unchecked(), checked_first(graph_checks):
             return function(*args, **kwargs)
 
     try:  # Keras 3 reads a layer's config from inspect.getfullargspec, which reads __signature__ only
@@ -443,7 +447,8 @@ class AnyFramework:
     or its contracts: ``call_signature(cls)`` (of what calling a layer runs), ``rows``, ``width``, ``gru_size``
     (the sizes of its layers), ``OWN_ARGUMENTS`` (its own parameters of every layer's call, which contracts do not
     name), ``symbolic(x)`` (x is a symbol of a graph being built: not checked), ``assert_lengths`` and
-    ``assert_positions`` (the checks that a traced graph runs, where ``values`` gives None).
+    ``assert_positions`` (the checks that a traced graph runs, where ``values`` gives None: a list of them) and
+    ``checked_first(checks)`` (a context in which the call's operations run after those checks).
     """
 
     TENSOR = "a tensor or array"

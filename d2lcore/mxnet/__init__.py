@@ -1,4 +1,5 @@
-"""d2lcore for MXNet. The public names and signatures are those of :mod:`d2lcore.interface`.
+"""d2lcore for MXNet: the public names of :mod:`d2lcore.interface`, with the same
+signatures in every framework (tests/test_interface.py).
 
 Importing this module switches MXNet to its NumPy interface (``npx.set_np()``), lets MXNet 1.9.1 run on
 NumPy 1.24+, which removed the ``numpy.bool`` alias that MXNet still uses, and gives MXNet one OpenMP thread

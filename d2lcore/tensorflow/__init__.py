@@ -1,4 +1,5 @@
-"""d2lcore for TensorFlow (Keras 3). The public names and signatures are those of :mod:`d2lcore.interface`."""
+"""d2lcore for TensorFlow (Keras 3): the public names of :mod:`d2lcore.interface`, with the same
+signatures in every framework (tests/test_interface.py)."""
 
 # The threads are chosen before anything else runs TensorFlow, hence imports below other code:
 # The imports below are re-exports, listed in __all__ by interface_names():

@@ -76,11 +76,12 @@ _IN_GRAPH = "got other values inside a TensorFlow graph (tf.function)"
 def assert_lengths(name, x):
     """Inside a traced graph: assertions that the lengths ``x`` (an integer or a float tensor) are whole numbers
     >= 0, checked when the graph runs (failing with our message, see :func:`graph_errors`)."""
+    checks = []
     if x.dtype.is_floating:
         whole = marked(f"{name} must hold whole numbers (lengths); {_IN_GRAPH}")
-        tf.debugging.assert_equal(x, tf.round(x), message=whole)
+        checks.append(tf.debugging.assert_equal(x, tf.round(x), message=whole))
     positive = marked(f"{name} must be >= 0; {_IN_GRAPH}")
-    tf.debugging.assert_non_negative(x, message=positive)
+    return [*checks, tf.debugging.assert_non_negative(x, message=positive)]
 
 
 def assert_positions(X, offset_or_cache, max_len):
@@ -95,9 +96,17 @@ def assert_positions(X, offset_or_cache, max_len):
         past = offset_or_cache
         expected = f"at most max_len - offset = {max_len} - offset steps"
     message = f"X must have {expected}; got more inside a TensorFlow graph: raise max_len"
-    tf.debugging.assert_less_equal(
-        past + tf.shape(X)[1], max_len, message=marked(message)
-    )
+    return [
+        tf.debugging.assert_less_equal(
+            past + tf.shape(X)[1], max_len, message=marked(message)
+        )
+    ]
+
+
+def checked_first(checks):
+    """The operations created inside run after the graph assertions ``checks`` (none: no constraint), so that a
+    failed check, not the error of an operation it guards, is what the graph reports."""
+    return tf.control_dependencies(checks) if checks else contextlib.nullcontext()
 
 
 def rows(embedding):

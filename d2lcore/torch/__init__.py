@@ -1,4 +1,5 @@
-"""d2lcore for PyTorch. The public names and signatures are those of :mod:`d2lcore.interface`."""
+"""d2lcore for PyTorch: the public names of :mod:`d2lcore.interface`, with the same
+signatures in every framework (tests/test_interface.py)."""
 
 # The imports below are re-exports, listed in __all__ by interface_names():
 # ruff: noqa: F401
