@@ -870,6 +870,110 @@ def test_figures_fit_a_phone_at_390px(browser: Browser, site_url: str, path: str
         context.close()
 
 
+# At 390 px: every visible code block (the cells' source and any code in the prose) and text output that is wider
+# than its box; and every visible table, with how far it reaches past the content column and, where it does, how its
+# box marks it scrollable: it scrolls sideways and its right edge fades out (a mask) while more lies to the right.
+PHONE_CODE_OVERFLOW_JS = """() => {
+    const found = [];
+    for (const pre of document.querySelectorAll("article pre")) {
+        if (!pre.checkVisibility({visibilityProperty: true})) continue;
+        const kind = pre.closest("div.cell_output") ? "output" : pre.closest("div.cell_input") ? "code" : "prose code";
+        if (pre.scrollWidth > pre.clientWidth + 1) {
+            found.push({kind, width: pre.scrollWidth, box: pre.clientWidth,
+                        text: pre.textContent.trim().slice(0, 80)});
+        }
+    }
+    return found;
+}"""
+
+PHONE_TABLES_JS = """async () => {
+    const article = document.querySelector("article.bd-article") || document.querySelector("article");
+    const style = getComputedStyle(article), rect = article.getBoundingClientRect();
+    const column = Math.min(rect.right - parseFloat(style.paddingRight), window.innerWidth);
+    const frame = () => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const fade = box => {
+        const mask = getComputedStyle(box).maskImage || getComputedStyle(box).webkitMaskImage || "none";
+        const stop = mask.match(/([\\d.]+)px\\)\\s*$/);
+        return mask.includes("gradient") && stop ? parseFloat(stop[1]) : 0;
+    };
+    const tables = [];
+    for (const table of document.querySelectorAll("article table")) {
+        if (!table.checkVisibility({visibilityProperty: true})) continue;
+        const box = table.parentElement;
+        const scrolls = ["auto", "scroll"].includes(getComputedStyle(box).overflowX);
+        const item = {
+            head: table.querySelector("tr")?.innerText.replace(/\\s+/g, " ").trim().slice(0, 80) ?? "",
+            column, right: table.getBoundingClientRect().right, box_right: box.getBoundingClientRect().right,
+            scrolls, wider: box.scrollWidth > box.clientWidth + 1, fade_at_start: fade(box), fade_at_end: null,
+        };
+        if (scrolls && item.wider) {
+            box.scrollLeft = box.scrollWidth;
+            await frame();
+            item.fade_at_end = fade(box);
+            box.scrollLeft = 0;
+            await frame();
+        }
+        tables.push(item);
+    }
+    return tables;
+}"""
+
+
+def phone_table_problems(tables: list[dict], framework: str) -> list[str]:
+    """A table fits the content column, or sits in a box within the column that scrolls sideways and marks it: its
+    right edge fades while more lies to the right, and not at the table's end (the last column is read whole)."""
+    problems = []
+    for table in tables:
+        where = f"{framework}: table {table['head']!r}"
+        if table["right"] <= table["column"] + 1:
+            continue
+        if not (table["scrolls"] and table["wider"] and table["box_right"] <= table["column"] + 1):
+            problems.append(
+                f"{where} runs to {table['right']:.0f} px, past the column's {table['column']:.0f} px, and its "
+                f"box (to {table['box_right']:.0f} px) does not scroll sideways"
+            )
+        elif table["fade_at_start"] < 8 or table["fade_at_end"] != 0:
+            problems.append(
+                f"{where} scrolls sideways with no cue: its right edge fades over {table['fade_at_start']} px at "
+                f"the start (8 at least) and {table['fade_at_end']} px at its end (none)"
+            )
+    return problems
+
+
+@pytest.mark.parametrize("path", _params(ALL_PAGES))
+def test_code_outputs_and_tables_fit_a_phone_at_390px(
+    browser: Browser, site_url: str, path: str | None
+):
+    """At 390 px, in every framework's tab, no code block (source, output or code in the prose) is wider than its box:
+    long lines wrap, keeping their indentation, instead of scrolling sideways; and every table fits the content
+    column, or scrolls sideways in a box within it that marks it as scrollable."""
+    path = _require(path)
+    context = new_context(browser, site_url)
+    try:
+        page = context.new_page()
+        page.set_viewport_size(NARROW_VIEWPORT)
+        page.set_default_timeout(60_000)
+        problems = []
+        for framework in FRAMEWORKS:
+            page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
+            for item in page.evaluate(PHONE_CODE_OVERFLOW_JS):
+                problems.append(
+                    f"{framework}: {item['kind']} {item['width']} px wide in {item['box']} px: {item['text']!r}"
+                )
+            problems += phone_table_problems(page.evaluate(PHONE_TABLES_JS), framework)
+        assert not problems, f"{path} at 390 px:\n" + "\n".join(dict.fromkeys(problems))
+    finally:
+        context.close()
+
+
+def test_the_phone_test_sees_code_and_a_wide_table():
+    """The 390 px test above checks something: the book has code cells and a table too wide for a phone's column
+    (the comparison of transformer-training, nine columns), so that its scrolling cue is exercised."""
+    pages = [(SITE_DIR / path).read_text("utf-8") for path in ALL_PAGES]
+    assert sum(html.count('<div class="cell_input') for html in pages) >= 50
+    assert any("d2l-comparison" in html and html.count("<th") >= 8 for html in pages)
+
+
 def test_the_book_has_numbered_figures():
     """The figure tests above check something: the built pages hold numbered figures, drawn ones and diagrams."""
     pages = [(SITE_DIR / path).read_text("utf-8") for path in ALL_PAGES]
