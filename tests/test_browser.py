@@ -8,6 +8,7 @@ The pages are discovered from the build, so new sections are covered without edi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -148,6 +149,20 @@ def new_context(browser: Browser, site_url: str) -> BrowserContext:
     if not (SITE_DIR / "favicon.ico").exists():
         context.route(site_url + "favicon.ico", lambda route: route.fulfill(status=204))
     return context
+
+
+@contextlib.contextmanager
+def sized_page(browser: Browser, site_url: str, viewport: dict) -> Iterator[Page]:
+    """A page of a fresh offline context (new_context) at ``viewport``, with a long timeout: long pages with many
+    figures, on a busy machine. The context closes afterwards."""
+    context = new_context(browser, site_url)
+    try:
+        page = context.new_page()
+        page.set_viewport_size(viewport)
+        page.set_default_timeout(60_000)
+        yield page
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -608,11 +623,7 @@ def test_code_outputs_and_equations_fit_at_1280px(
 ):
     """At 1280 px, no code line, text output or display equation of any framework is wider than its column."""
     path = _require(path)
-    context = new_context(browser, site_url)
-    try:
-        page = context.new_page()
-        page.set_viewport_size(WIDE_VIEWPORT)
-        page.set_default_timeout(60_000)  # long pages with many figures, on a busy machine
+    with sized_page(browser, site_url, WIDE_VIEWPORT) as page:
         problems = []
         for framework in FRAMEWORKS:
             page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
@@ -624,8 +635,6 @@ def test_code_outputs_and_equations_fit_at_1280px(
                 )
         problems = list(dict.fromkeys(problems))  # shared cells are found once per framework
         assert not problems, f"{path} overflows at 1280 px:\n" + "\n".join(problems)
-    finally:
-        context.close()
 
 
 def test_no_record_role_is_left_in_the_site():
@@ -821,11 +830,7 @@ def test_figures_are_numbered_captioned_described_and_large_at_1280px(
     text that describes it (not a file name), at least MIN_FIGURE_WIDTH x MIN_FIGURE_HEIGHT px; a drawn figure is
     shown at the size it was drawn, and the numbers are the same in every tab."""
     path = _require(path)
-    context = new_context(browser, site_url)
-    try:
-        page = context.new_page()
-        page.set_viewport_size(WIDE_VIEWPORT)
-        page.set_default_timeout(60_000)
+    with sized_page(browser, site_url, WIDE_VIEWPORT) as page:
         problems, numbers = [], {}
         for framework in FRAMEWORKS:
             figures = visible_figures(page, site_url, path, framework)
@@ -834,8 +839,6 @@ def test_figures_are_numbered_captioned_described_and_large_at_1280px(
         if len({tuple(n) for n in numbers.values()}) > 1:
             problems.append(f"the tabs number their figures differently: {numbers}")
         assert not problems, f"{path}:\n" + "\n".join(dict.fromkeys(problems))
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("path", _params(ALL_PAGES))
@@ -843,11 +846,7 @@ def test_figures_fit_a_phone_at_390px(browser: Browser, site_url: str, path: str
     """At 390 px, every figure is seen whole: none runs past the screen's edge or scrolls sideways (a figure wider
     than the column shrinks to it), and none is distorted (its height keeps the proportion of its width)."""
     path = _require(path)
-    context = new_context(browser, site_url)
-    try:
-        page = context.new_page()
-        page.set_viewport_size(NARROW_VIEWPORT)
-        page.set_default_timeout(60_000)
+    with sized_page(browser, site_url, NARROW_VIEWPORT) as page:
         problems = []
         for framework in FRAMEWORKS:
             for fig in visible_figures(page, site_url, path, framework):
@@ -866,8 +865,6 @@ def test_figures_fit_a_phone_at_390px(browser: Browser, site_url: str, path: str
                             f"{fig['natural']} x {fig['natural_height']})"
                         )
         assert not problems, f"{path} at 390 px:\n" + "\n".join(dict.fromkeys(problems))
-    finally:
-        context.close()
 
 
 # At 390 px: every visible code block (the cells' source and any code in the prose) and text output that is wider
@@ -948,11 +945,7 @@ def test_code_outputs_and_tables_fit_a_phone_at_390px(
     long lines wrap, keeping their indentation, instead of scrolling sideways; and every table fits the content
     column, or scrolls sideways in a box within it that marks it as scrollable."""
     path = _require(path)
-    context = new_context(browser, site_url)
-    try:
-        page = context.new_page()
-        page.set_viewport_size(NARROW_VIEWPORT)
-        page.set_default_timeout(60_000)
+    with sized_page(browser, site_url, NARROW_VIEWPORT) as page:
         problems = []
         for framework in FRAMEWORKS:
             page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
@@ -962,8 +955,6 @@ def test_code_outputs_and_tables_fit_a_phone_at_390px(
                 )
             problems += phone_table_problems(page.evaluate(PHONE_TABLES_JS), framework)
         assert not problems, f"{path} at 390 px:\n" + "\n".join(dict.fromkeys(problems))
-    finally:
-        context.close()
 
 
 def test_the_phone_test_sees_code_and_a_wide_table():
