@@ -129,6 +129,7 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Decoding: Greedy and Beam Search": ("beam_search",),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 

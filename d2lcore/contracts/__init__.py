@@ -716,3 +716,45 @@ TransformerDecoder = Contract(
     dims=_decoder_dims,
     rules=(_decoder_positions,),
 )
+
+# --- Decoding: Greedy and Beam Search ------------------------------------------------------------------------------
+
+
+def _sentences(call, name, value):
+    if not isinstance(value, list | tuple) or not value:
+        raise TypeError(
+            f"{name} must be a non-empty list of sentences (str) to translate, e.g. ['go .', 'i lost .']; "
+            f"got {value!r:.60}"
+        )
+    for i, sentence in enumerate(value):
+        _sentence(call, f"{name}[{i}]", sentence)
+
+
+def _beams_fit(call):
+    """The decoder's state is batch-first (beam_search reorders its axis 0), and every sentence is a
+    translation that predict_seq2seq's checks accept."""
+    decoder = call.arguments["net"].decoder
+    if not any(cls.__name__ == "TransformerDecoder" for cls in type(decoder).__mro__):
+        raise ValueError(
+            "net.decoder must be a TransformerDecoder, whose state beam_search reorders along its first axis "
+            f"(the batch); got {type(decoder).__name__}, whose state is not batch-first"
+        )
+    for sentence in call.arguments["src_sentences"]:
+        one = Call(call.name, {**call.arguments, "src_sentence": sentence}, call.obj, call.fw, call.dims)
+        _translation_fits(one)
+
+
+beam_search = Contract(
+    call=dict(
+        net=ANY,
+        src_sentences=Rule(_sentences),
+        src_vocab=_SRC_VOCAB,
+        tgt_vocab=VocabWith("<bos>", "<eos>"),
+        num_steps=Int(1),
+        device=ANY,
+        beam_size=Int(1),
+        alpha=Real(minimum=0),
+        all_beams=Bool(),
+    ),
+    rules=(_beams_fit,),
+)

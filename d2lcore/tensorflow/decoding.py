@@ -1,5 +1,6 @@
 """Decoding with a trained encoder–decoder in TensorFlow (Sequence-to-Sequence Toolkit):
-greedy translation, its layers' calls compiled as graphs."""
+greedy translation, its layers' calls compiled as graphs; batched beam search with length
+normalisation (Decoding: Greedy and Beam Search)."""
 
 import weakref
 
@@ -106,4 +107,89 @@ def predict_seq2seq(
     return " ".join(tgt_vocab.to_tokens(output)), attention
 
 
-__all__ = ["predict_seq2seq"]  # the names d2lcore.tensorflow re-exports
+def _reorder(state, rows):
+    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0 taken at ``rows``."""
+    if state is None:
+        return None
+    if isinstance(state, tuple | list):
+        return tuple(_reorder(part, rows) for part in state)
+    return tf.gather(state, rows, axis=0)
+
+
+@checked
+def beam_search(
+    net,
+    src_sentences,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    beam_size,
+    alpha=0.6,
+    all_beams=False,
+):
+    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping ``beam_size`` hypotheses
+    per sentence, with ``net`` (an EncoderDecoder on ``device`` whose decoder's state is batch-first, such as
+    TransformerDecoder's) and at most ``num_steps`` target tokens.
+
+    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A hypothesis y scores
+    log P(y | x) / lp(y), lp(y) = ((5 + |y|) / 6) ** alpha (Wu et al., 2016), |y| its tokens after <bos>,
+    its <eos> included; the search ranks by log P(y | x), the final choice by the normalised score. Returns,
+    per sentence, (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every live
+    hypothesis's, best first."""
+    sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
+    batch, k = len(sources), beam_size
+    bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
+    with tf.device(_device_name(device)):
+        enc_X = tf.constant([src for src, _ in sources], dtype=tf.int32)
+        enc_valid_lens = tf.constant([n for _, n in sources], dtype=tf.int32)
+        enc_outputs = evaluate(net.encoder, enc_X, enc_valid_lens)  # (batch, num_steps, h)
+        # Every sentence k times over: (batch * k, ...), the caches still empty
+        state = net.decoder.init_state(
+            tf.repeat(enc_outputs, k, axis=0), tf.repeat(enc_valid_lens, k, axis=0)
+        )
+        # The k copies start alike: only the first is alive, the others score -inf
+        scores = tf.constant([[0.0] + [-float("inf")] * (k - 1)] * batch)  # (batch, k)
+        tokens = tf.zeros((batch * k, 0), dtype=tf.int32)
+        lengths = tf.zeros(batch * k, dtype=tf.int32)  # |y| so far
+        done = tf.zeros(batch * k, dtype=tf.bool)  # <eos> emitted
+        dec_X = tf.fill((batch * k, 1), bos)
+        offsets = tf.range(batch)[:, None] * k  # (batch, 1): beam 0's row
+        for _ in range(num_steps):
+            Y, state = evaluate(net.decoder, dec_X, state)  # one new position per row
+            log_probs = tf.nn.log_softmax(Y[:, -1], axis=-1)  # (batch * k, vocab)
+            vocab = log_probs.shape[-1]
+            # A finished hypothesis goes on with <eos> at no cost: its score stays
+            stay = tf.where(tf.range(vocab) == eos, 0.0, -float("inf"))  # (vocab,)
+            log_probs = tf.where(done[:, None], stay, log_probs)
+            candidates = scores[:, :, None] + tf.reshape(log_probs, (batch, k, vocab))
+            scores, index = tf.math.top_k(tf.reshape(candidates, (batch, k * vocab)), k)
+            parent, token = index // vocab, index % vocab  # (batch, k) each
+            rows = tf.reshape(offsets + parent, (-1,))  # (batch * k,) the parents' rows
+            # Each hypothesis takes its parent's cache, tokens, length and end
+            state, tokens, lengths, was_done = _reorder((state, tokens, lengths, done), rows)
+            token = tf.reshape(token, (-1,))
+            tokens = tf.concat((tokens, token[:, None]), axis=1)
+            lengths = lengths + tf.cast(~was_done, tf.int32)  # a new token, <eos> included
+            done = was_done | (token == eos)
+            dec_X = token[:, None]
+            if bool(tf.reduce_all(done)):
+                break
+        lp = ((5.0 + tf.cast(tf.reshape(lengths, (batch, k)), tf.float32)) / 6.0) ** alpha
+        normalised = (scores / lp).numpy()
+    tokens = tokens.numpy()
+    results = []
+    for b in range(batch):
+        beams = []
+        for j in (-normalised[b]).argsort(kind="stable").tolist():
+            score = float(normalised[b, j])
+            if score == -float("inf"):  # never alive: fewer hypotheses than k
+                continue
+            ids = tokens[b * k + j].tolist()
+            ids = ids[: ids.index(eos)] if eos in ids else ids
+            beams.append((" ".join(tgt_vocab.to_tokens(ids)), score))
+        results.append(beams if all_beams else beams[0])
+    return results
+
+
+__all__ = ["beam_search", "predict_seq2seq"]  # the names d2lcore.tensorflow re-exports

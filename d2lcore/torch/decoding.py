@@ -1,5 +1,5 @@
-"""Decoding with a trained encoder–decoder in PyTorch: greedy translation (Sequence-to-Sequence Toolkit). Beam search
-and a key–value cache belong here too."""
+"""Decoding with a trained encoder–decoder in PyTorch: greedy translation (Sequence-to-Sequence Toolkit) and
+batched beam search with length normalisation (Decoding: Greedy and Beam Search)."""
 
 import torch
 
@@ -45,4 +45,91 @@ def predict_seq2seq(
     return " ".join(tgt_vocab.to_tokens(output)), attention
 
 
-__all__ = ["predict_seq2seq"]  # the names d2lcore.torch re-exports
+def _reorder(state, rows):
+    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0 taken at ``rows``."""
+    if state is None:
+        return None
+    if isinstance(state, tuple | list):
+        return tuple(_reorder(part, rows) for part in state)
+    return state.index_select(0, rows)
+
+
+@checked
+def beam_search(
+    net,
+    src_sentences,
+    src_vocab,
+    tgt_vocab,
+    num_steps,
+    device,
+    beam_size,
+    alpha=0.6,
+    all_beams=False,
+):
+    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping ``beam_size`` hypotheses
+    per sentence, with ``net`` (an EncoderDecoder on ``device`` whose decoder's state is batch-first, such as
+    TransformerDecoder's) and at most ``num_steps`` target tokens.
+
+    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A hypothesis y scores
+    log P(y | x) / lp(y), lp(y) = ((5 + |y|) / 6) ** alpha (Wu et al., 2016), |y| its tokens after <bos>,
+    its <eos> included; the search ranks by log P(y | x), the final choice by the normalised score. Returns,
+    per sentence, (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every live
+    hypothesis's, best first."""
+    sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
+    batch, k = len(sources), beam_size
+    bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
+    net.eval()
+    with torch.no_grad():
+        enc_X = torch.tensor([src for src, _ in sources], device=device)  # (batch, num_steps)
+        enc_valid_lens = torch.tensor([n for _, n in sources], device=device)
+        enc_outputs = net.encoder(enc_X, enc_valid_lens)
+        # Every sentence k times over: (batch * k, ...), the caches still empty
+        state = net.decoder.init_state(
+            enc_outputs.repeat_interleave(k, 0), enc_valid_lens.repeat_interleave(k, 0)
+        )
+        # The k copies start alike: only the first is alive, the others score -inf
+        scores = torch.full((batch, k), -torch.inf, device=device)
+        scores[:, 0] = 0.0
+        tokens = torch.zeros((batch * k, 0), dtype=torch.long, device=device)
+        lengths = torch.zeros(batch * k, dtype=torch.long, device=device)  # |y| so far
+        done = torch.zeros(batch * k, dtype=torch.bool, device=device)  # <eos> emitted
+        dec_X = torch.full((batch * k, 1), bos, dtype=torch.long, device=device)
+        offsets = torch.arange(batch, device=device)[:, None] * k  # row of beam 0
+        for _ in range(num_steps):
+            Y, state = net.decoder(dec_X, state)  # one new position per row, cached
+            log_probs = torch.log_softmax(Y[:, -1], dim=-1)  # (batch * k, vocab)
+            vocab = log_probs.shape[-1]
+            # A finished hypothesis goes on with <eos> at no cost: its score stays
+            stay = torch.full((vocab,), -torch.inf, device=device)
+            stay[eos] = 0.0
+            log_probs = torch.where(done[:, None], stay, log_probs)
+            candidates = scores[:, :, None] + log_probs.reshape(batch, k, vocab)
+            scores, index = candidates.reshape(batch, k * vocab).topk(k, dim=1)
+            parent, token = index // vocab, index % vocab  # (batch, k) each
+            rows = (offsets + parent).reshape(-1)  # (batch * k,) the parents' rows
+            # Each hypothesis takes its parent's cache, tokens, length and end
+            state, tokens, lengths, was_done = _reorder((state, tokens, lengths, done), rows)
+            token = token.reshape(-1)
+            tokens = torch.cat((tokens, token[:, None]), dim=1)
+            lengths = lengths + (~was_done).long()  # a new token, <eos> included
+            done = was_done | (token == eos)
+            dec_X = token[:, None]
+            if bool(done.all()):
+                break
+        normalised = scores / ((5 + lengths.reshape(batch, k)) / 6) ** alpha
+    normalised, tokens = normalised.cpu().numpy(), tokens.cpu().numpy()
+    results = []
+    for b in range(batch):
+        beams = []
+        for j in (-normalised[b]).argsort(kind="stable").tolist():
+            score = float(normalised[b, j])
+            if score == -float("inf"):  # never alive: fewer hypotheses than k
+                continue
+            ids = tokens[b * k + j].tolist()
+            ids = ids[: ids.index(eos)] if eos in ids else ids
+            beams.append((" ".join(tgt_vocab.to_tokens(ids)), score))
+        results.append(beams if all_beams else beams[0])
+    return results
+
+
+__all__ = ["beam_search", "predict_seq2seq"]  # the names d2lcore.torch re-exports
