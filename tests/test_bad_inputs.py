@@ -864,6 +864,60 @@ def _(framework, d2l, data):
     return lambda: d2l.train_seq2seq(net, data_iter, 0.01, 1, vocab, d2l.cpu())
 
 
+# --- Decoding: Greedy and Beam Search ----------------------------------------------------------------------------
+
+
+def toy_transformer(framework, vocab_tokens=("<pad>", "<bos>", "<eos>")):
+    d2l = d2l_of(framework)
+    vocab = d2l.Vocab(["a", "b"], reserved_tokens=list(vocab_tokens))
+    size = len(vocab)
+    encoder = d2l.TransformerEncoder(size, 8, 16, 2, 1, 0.0)
+    decoder = d2l.TransformerDecoder(size, 8, 16, 2, 1, 0.0)
+    return ready(framework, d2l.EncoderDecoder(encoder, decoder)), vocab
+
+
+@case("beam_search: beam_size", "beam_size")
+def _(framework, d2l, data):
+    net, vocab = toy_transformer(framework)
+    k = data.draw(st.one_of(st.integers(-3, 0), st.sampled_from([1.5, "2", None, True])))
+    return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, 3, d2l.cpu(), k)
+
+
+@case("beam_search: alpha", "alpha")
+def _(framework, d2l, data):
+    net, vocab = toy_transformer(framework)
+    alpha = data.draw(
+        st.one_of(st.floats(-5, -1e-3), st.sampled_from(["0.6", None, math.nan, math.inf, True]))
+    )
+    return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, 3, d2l.cpu(), 2, alpha)
+
+
+@case("beam_search: src_sentences", "src_sentences")
+def _(framework, d2l, data):
+    net, vocab = toy_transformer(framework)
+    sentences = data.draw(st.sampled_from(["a b", [], None, ("a", 3), ["a", "  "]]))
+    return lambda: d2l.beam_search(net, sentences, vocab, vocab, 3, d2l.cpu(), 2)
+
+
+@case("beam_search: vocabulary without <bos>", "tgt_vocab")
+def _(framework, d2l, data):
+    net, vocab = toy_transformer(framework, vocab_tokens=("<pad>", "<eos>"))
+    return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, 3, d2l.cpu(), 2)
+
+
+@case("beam_search: decoder whose state is not batch-first", "net")
+def _(framework, d2l, data):  # Seq2SeqAttentionDecoder's hidden state is (num_layers, batch, h)
+    net, _, vocab = toy(framework)
+    return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, 3, d2l.cpu(), 2)
+
+
+@case("beam_search: num_steps", "num_steps")
+def _(framework, d2l, data):
+    net, vocab = toy_transformer(framework)
+    steps = data.draw(st.one_of(st.integers(-2, 0), st.sampled_from([2.0, "3", None])))
+    return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, steps, d2l.cpu(), 2)
+
+
 # --- the rest of the interface: seeds, devices, weights, the framework's checks ---------------------------------
 
 

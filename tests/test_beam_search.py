@@ -13,7 +13,9 @@ from d2lcore import FRAMEWORKS, MODULE_OF
 from d2lcore.text import Vocab
 from tests.conftest import make_tensor
 
-TINY = Vocab(["a"], reserved_tokens=["<pad>", "<bos>", "<eos>"])  # 5 symbols: <unk> <pad> <bos> <eos> a
+TINY = Vocab(
+    ["a"], reserved_tokens=["<pad>", "<bos>", "<eos>"]
+)  # 5 symbols: <unk> <pad> <bos> <eos> a
 STEPS = 4
 ALPHA = 0.6
 SIZES = dict(num_hiddens=8, ffn_num_hiddens=16, num_heads=2, num_layers=2, dropout=0.0)
@@ -38,15 +40,35 @@ def transformer(framework, src_size, tgt_size, weights=None, num_steps=STEPS):
     lens = np.array([num_steps], dtype=np.int32)
     if framework == "pytorch":
         net.eval()
-        net(make_tensor(framework, ids.astype(np.int64)), make_tensor(framework, ids.astype(np.int64)),
-            make_tensor(framework, lens))
+        net(
+            make_tensor(framework, ids.astype(np.int64)),
+            make_tensor(framework, ids.astype(np.int64)),
+            make_tensor(framework, lens),
+        )
     elif framework == "tensorflow":
-        net(make_tensor(framework, ids), make_tensor(framework, ids), make_tensor(framework, lens), training=False)
+        net(
+            make_tensor(framework, ids),
+            make_tensor(framework, ids),
+            make_tensor(framework, lens),
+            training=False,
+        )
     else:
         net(make_tensor(framework, ids), make_tensor(framework, ids), make_tensor(framework, lens))
     if weights is not None:
         d2l.load_weights(net, weights)
     return net
+
+
+_NETS = {}
+
+
+def loaded(framework, src_size, tgt_size, weights, num_steps=STEPS):
+    """One model per framework and size, reused with new weights: TensorFlow traces its graphs once."""
+    key = (framework, src_size, tgt_size, num_steps)
+    if key not in _NETS:
+        _NETS[key] = transformer(framework, src_size, tgt_size, num_steps=num_steps)
+    module(framework).load_weights(_NETS[key], weights)
+    return _NETS[key]
 
 
 def random_weights(src_size, tgt_size, seed, scale=1.0):
@@ -113,7 +135,7 @@ def exhaustive_cases():
     cases = {}
     for seed in SEEDS:
         weights = random_weights(len(TINY), len(TINY), seed, scale=4.0)
-        net = transformer("pytorch", len(TINY), len(TINY), weights)
+        net = loaded("pytorch", len(TINY), len(TINY), weights)
         scores = exhaustive(net, "a a", TINY, STEPS, ALPHA)
         best = max(scores, key=scores.get)
         cases[seed] = (weights, as_text(TINY, best), scores[best], len(scores))
@@ -126,7 +148,7 @@ def test_a_wide_beam_finds_the_exhaustive_best(framework, exhaustive_cases):
     returns the hypothesis that the exhaustive search scores best, with its score, for every seed."""
     for seed, (weights, best, score, count) in exhaustive_cases.items():
         assert count == 1 + 4 + 16 + 64 + 256
-        net = transformer(framework, len(TINY), len(TINY), weights)
+        net = loaded(framework, len(TINY), len(TINY), weights)
         got, got_score = search(framework, net, ["a a"], TINY, count, alpha=ALPHA)[0]
         assert got == best, (seed, got, best)
         assert got_score == pytest.approx(score, abs=1e-4)
@@ -138,11 +160,15 @@ def test_a_narrow_beam_can_miss_it(framework, exhaustive_cases):
     scores lower."""
     missed = {1: 0, 2: 0}
     for weights, best, score, _ in exhaustive_cases.values():
-        net = transformer(framework, len(TINY), len(TINY), weights)
+        net = loaded(framework, len(TINY), len(TINY), weights)
         for k in missed:
             got, got_score = search(framework, net, ["a a"], TINY, k, alpha=ALPHA)[0]
             assert got_score <= score + 1e-5  # never better than the best of all
             missed[k] += got != best
+    print(
+        f"\n{framework}: the exhaustive best missed by a beam of 1 for {missed[1]}, of 2 for {missed[2]} "
+        f"of {len(exhaustive_cases)} seeds"
+    )
     assert missed[1] >= 1, missed
 
 
@@ -167,9 +193,11 @@ def book_weights(vocabs):
 def test_a_beam_of_one_is_greedy_decoding(framework, vocabs, book_weights):
     src_vocab, tgt_vocab = vocabs
     d2l = module(framework)
-    net = transformer(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
+    net = loaded(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
     beams = search(framework, net, SENTENCES, tgt_vocab, 1, num_steps=10, src_vocab=src_vocab)
-    greedy = [d2l.predict_seq2seq(net, s, src_vocab, tgt_vocab, 10, d2l.cpu())[0] for s in SENTENCES]
+    greedy = [
+        d2l.predict_seq2seq(net, s, src_vocab, tgt_vocab, 10, d2l.cpu())[0] for s in SENTENCES
+    ]
     assert [t for t, _ in beams] == greedy
     assert len(set(greedy)) > 1  # the sentences are told apart
 
@@ -178,12 +206,25 @@ def test_a_beam_of_one_is_greedy_decoding(framework, vocabs, book_weights):
 def test_a_batch_decodes_as_its_sentences_alone(framework, vocabs, book_weights):
     """Sentences of different lengths in one batch: the same hypotheses and scores as each alone."""
     src_vocab, tgt_vocab = vocabs
-    net = transformer(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
-    together = search(framework, net, SENTENCES, tgt_vocab, 4, num_steps=10, src_vocab=src_vocab, all_beams=True)
+    net = loaded(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
+    together = search(
+        framework, net, SENTENCES, tgt_vocab, 4, num_steps=10, src_vocab=src_vocab, all_beams=True
+    )
     for sentence, beams in zip(SENTENCES, together):
-        alone = search(framework, net, [sentence], tgt_vocab, 4, num_steps=10, src_vocab=src_vocab, all_beams=True)
+        alone = search(
+            framework,
+            net,
+            [sentence],
+            tgt_vocab,
+            4,
+            num_steps=10,
+            src_vocab=src_vocab,
+            all_beams=True,
+        )
         assert [t for t, _ in beams] == [t for t, _ in alone[0]]
-        np.testing.assert_allclose([s for _, s in beams], [s for _, s in alone[0]], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(
+            [s for _, s in beams], [s for _, s in alone[0]], rtol=0, atol=1e-5
+        )
         assert len(beams) == 4 and all(a[1] >= b[1] for a, b in zip(beams, beams[1:]))
 
 
@@ -193,9 +234,17 @@ def test_the_same_beams_in_every_framework(vocabs, book_weights, alpha):
     src_vocab, tgt_vocab = vocabs
     results = {}
     for framework in FRAMEWORKS:
-        net = transformer(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
+        net = loaded(framework, len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
         results[framework] = search(
-            framework, net, SENTENCES, tgt_vocab, 3, num_steps=10, src_vocab=src_vocab, alpha=alpha, all_beams=True
+            framework,
+            net,
+            SENTENCES,
+            tgt_vocab,
+            3,
+            num_steps=10,
+            src_vocab=src_vocab,
+            alpha=alpha,
+            all_beams=True,
         )
     expected = results["pytorch"]
     for framework in ("mxnet", "tensorflow"):
@@ -208,11 +257,29 @@ def test_length_normalisation_is_the_gnmt_penalty(vocabs, book_weights):
     """alpha = 0 gives the plain log-probability; for another alpha each score is that one divided by
     ((5 + |y|) / 6) ** alpha, with |y| the tokens after <bos>, <eos> included when the hypothesis ended."""
     src_vocab, tgt_vocab = vocabs
-    net = transformer("pytorch", len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
-    plain = search("pytorch", net, SENTENCES[:2], tgt_vocab, 3, num_steps=10, src_vocab=src_vocab, alpha=0.0,
-                   all_beams=True)
-    scaled = search("pytorch", net, SENTENCES[:2], tgt_vocab, 3, num_steps=10, src_vocab=src_vocab, alpha=1.0,
-                    all_beams=True)
+    net = loaded("pytorch", len(src_vocab), len(tgt_vocab), book_weights, num_steps=10)
+    plain = search(
+        "pytorch",
+        net,
+        SENTENCES[:2],
+        tgt_vocab,
+        3,
+        num_steps=10,
+        src_vocab=src_vocab,
+        alpha=0.0,
+        all_beams=True,
+    )
+    scaled = search(
+        "pytorch",
+        net,
+        SENTENCES[:2],
+        tgt_vocab,
+        3,
+        num_steps=10,
+        src_vocab=src_vocab,
+        alpha=1.0,
+        all_beams=True,
+    )
     for a, b in zip(plain, scaled):
         for text, log_p in a:
             # the same hypotheses are kept (the search ranks by log P); only their final scores change

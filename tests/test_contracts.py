@@ -200,6 +200,12 @@ def examples(framework):
     def predict():
         return d2l.predict_seq2seq(rnn_net(), "a b", vocab, vocab, 4, d2l.cpu(), True)
 
+    def beams():
+        encoder = d2l.TransformerEncoder(6, 8, 16, 2, 2, 0.0)
+        decoder = d2l.TransformerDecoder(6, 8, 16, 2, 2, 0.0)
+        net = L(d2l.EncoderDecoder(encoder, decoder))
+        return d2l.beam_search(net, ["a b", "b"], vocab, vocab, 4, d2l.cpu(), 3, 0.6, True)
+
     def transformer():
         encoder = L(d2l.TransformerEncoder(6, 8, 16, 2, 2, 0.0))
         decoder = L(d2l.TransformerDecoder(6, 8, 16, 2, 2, 0.0))
@@ -262,6 +268,7 @@ def examples(framework):
         ),
         "train_seq2seq": train,
         "predict_seq2seq": predict,
+        "beam_search": beams,
     }
     if (
         framework == "tensorflow"

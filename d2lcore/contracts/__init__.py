@@ -740,7 +740,9 @@ def _beams_fit(call):
             f"(the batch); got {type(decoder).__name__}, whose state is not batch-first"
         )
     for sentence in call.arguments["src_sentences"]:
-        one = Call(call.name, {**call.arguments, "src_sentence": sentence}, call.obj, call.fw, call.dims)
+        one = Call(
+            call.name, {**call.arguments, "src_sentence": sentence}, call.obj, call.fw, call.dims
+        )
         _translation_fits(one)
 
 

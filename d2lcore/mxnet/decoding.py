@@ -102,7 +102,11 @@ def beam_search(
         log_probs = np.where(done[:, None] == 1, stay, log_probs)
         candidates = scores[:, :, None] + log_probs.reshape(batch, k, vocab)
         scores, index = npx.topk(
-            candidates.reshape(batch, k * vocab), k=k, axis=1, ret_typ="both", dtype="int32"
+            candidates.reshape(batch, k * vocab),
+            k=k,
+            axis=1,
+            ret_typ="both",
+            dtype="int32",
         )
         token = index % vocab  # (batch, k), and the parent beam of each:
         parent = ((index - token) / vocab).astype("int32")  # an exact division

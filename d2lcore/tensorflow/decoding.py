@@ -143,7 +143,9 @@ def beam_search(
     with tf.device(_device_name(device)):
         enc_X = tf.constant([src for src, _ in sources], dtype=tf.int32)
         enc_valid_lens = tf.constant([n for _, n in sources], dtype=tf.int32)
-        enc_outputs = evaluate(net.encoder, enc_X, enc_valid_lens)  # (batch, num_steps, h)
+        enc_outputs = evaluate(
+            net.encoder, enc_X, enc_valid_lens
+        )  # (batch, num_steps, h)
         # Every sentence k times over: (batch * k, ...), the caches still empty
         state = net.decoder.init_state(
             tf.repeat(enc_outputs, k, axis=0), tf.repeat(enc_valid_lens, k, axis=0)
@@ -167,10 +169,14 @@ def beam_search(
             parent, token = index // vocab, index % vocab  # (batch, k) each
             rows = tf.reshape(offsets + parent, (-1,))  # (batch * k,) the parents' rows
             # Each hypothesis takes its parent's cache, tokens, length and end
-            state, tokens, lengths, was_done = _reorder((state, tokens, lengths, done), rows)
+            state, tokens, lengths, was_done = _reorder(
+                (state, tokens, lengths, done), rows
+            )
             token = tf.reshape(token, (-1,))
             tokens = tf.concat((tokens, token[:, None]), axis=1)
-            lengths = lengths + tf.cast(~was_done, tf.int32)  # a new token, <eos> included
+            lengths = lengths + tf.cast(
+                ~was_done, tf.int32
+            )  # a new token, <eos> included
             done = was_done | (token == eos)
             dec_X = token[:, None]
             if bool(tf.reduce_all(done)):

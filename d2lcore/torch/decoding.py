@@ -80,7 +80,9 @@ def beam_search(
     bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
     net.eval()
     with torch.no_grad():
-        enc_X = torch.tensor([src for src, _ in sources], device=device)  # (batch, num_steps)
+        enc_X = torch.tensor(
+            [src for src, _ in sources], device=device
+        )  # (batch, num_steps)
         enc_valid_lens = torch.tensor([n for _, n in sources], device=device)
         enc_outputs = net.encoder(enc_X, enc_valid_lens)
         # Every sentence k times over: (batch * k, ...), the caches still empty
@@ -108,7 +110,9 @@ def beam_search(
             parent, token = index // vocab, index % vocab  # (batch, k) each
             rows = (offsets + parent).reshape(-1)  # (batch * k,) the parents' rows
             # Each hypothesis takes its parent's cache, tokens, length and end
-            state, tokens, lengths, was_done = _reorder((state, tokens, lengths, done), rows)
+            state, tokens, lengths, was_done = _reorder(
+                (state, tokens, lengths, done), rows
+            )
             token = token.reshape(-1)
             tokens = torch.cat((tokens, token[:, None]), dim=1)
             lengths = lengths + (~was_done).long()  # a new token, <eos> included
