@@ -199,3 +199,125 @@ def show_bottleneck(path=None):
     )
     plot_bottleneck(data)
     return show_record("bottleneck", text, **fields)
+
+
+# --- beam_search.json (benchmarks/beam_search.py): greedy decoding against beam search ---------------------------
+
+BEAM_DECODERS = ("greedy", "beam_1", "beam_2", "beam_4", "beam_8", "beam_4_alpha_0")
+"""The decoders measured: predict_seq2seq one sentence at a time; beam_search with a beam of 1, 2, 4 and 8 and
+alpha = 0.6, all sentences in one batch; a beam of 4 without length normalisation (alpha = 0)."""
+
+BEAM_MEASURES = ("bleu", "exact", "corpus_bleu", "chrf", "ms_per_sentence", "tokens")
+"""Mean per-sentence BLEU (k = 2), share exact, corpus BLEU and chrF (0 ... 100), milliseconds of decoding per
+sentence, mean output length in tokens."""
+
+_BEAM_LABELS = {
+    "greedy": "greedy",
+    "beam_1": "1",
+    "beam_2": "2",
+    "beam_4": "4",
+    "beam_8": "8",
+    "beam_4_alpha_0": "4, α=0",
+}
+
+
+def summarise_beam_search(data):
+    """``{framework: {decoder: {measure: {"mean", "std", "min", "max"}}}}`` over the runs' seeds."""
+    summary = {}
+    for framework in data["frameworks"]:
+        runs = [r for r in data["runs"] if r["framework"] == framework]
+        summary[framework] = {
+            decoder: {
+                measure: _stats([r["scores"][decoder][measure] for r in runs])
+                for measure in BEAM_MEASURES
+            }
+            for decoder in data["decoders"]
+        }
+    return summary
+
+
+def beam_search_fields(data):
+    """The fields of the record "beam_search": ``<framework>_<decoder>_<measure>`` the mean over seeds
+    (``_min``, ``_max`` the range), ``<framework>_seconds`` the mean training time, and the run's settings
+    (seeds, epochs, sentences, device, cores, load)."""
+    fields = {
+        "seeds": len(data["seeds"]),
+        "seed_list": ", ".join(str(s) for s in data["seeds"]),
+        "epochs": data["epochs"],
+        "sentences": data["runs"][0]["sentences"],
+        "device": data["device"],
+        "cores": data["machine"]["cores"],
+        "load_min": min(min(r["load_average"]) for r in data["runs"]),
+        "load_max": max(max(r["load_average"]) for r in data["runs"]),
+        "date": data["date"],
+    }
+    for framework, decoders in data["summary"].items():
+        runs = [r for r in data["runs"] if r["framework"] == framework]
+        fields[f"{framework}_seconds"] = statistics.fmean(
+            r["train_seconds"] for r in runs
+        )
+        for decoder, measures in decoders.items():
+            for measure, stats in measures.items():
+                stem = f"{framework}_{decoder}_{measure}"
+                fields[stem] = stats["mean"]
+                fields[f"{stem}_min"], fields[f"{stem}_max"] = stats["min"], stats["max"]
+    return fields
+
+
+def plot_beam_search(data, figsize=(6.4, 2.6)):
+    """Corpus BLEU, chrF and milliseconds per sentence by decoder, one line per framework: the mean over
+    seeds, the bar the range. Returns the matplotlib figure."""
+    from d2lcore.frameworks import REGISTRY
+    from d2lcore.plotting import plt, use_svg_display
+
+    use_svg_display()
+    decoders = [d for d in data["decoders"] if d in _BEAM_LABELS]
+    fig, axes = plt.subplots(1, 3, figsize=figsize, layout="constrained")
+    titles = {
+        "corpus_bleu": "corpus BLEU",
+        "chrf": "chrF",
+        "ms_per_sentence": "ms per sentence",
+    }
+    for ax, (measure, title) in zip(axes, titles.items()):
+        for i, (framework, summary) in enumerate(data["summary"].items()):
+            x = [j + (i - 1) * 0.12 for j in range(len(decoders))]
+            stats = [summary[d][measure] for d in decoders]
+            means = [s["mean"] for s in stats]
+            spread = [
+                [m - s["min"] for m, s in zip(means, stats)],
+                [s["max"] - m for m, s in zip(means, stats)],
+            ]
+            ax.errorbar(
+                x,
+                means,
+                yerr=spread,
+                fmt="o",
+                markersize=3,
+                capsize=2,
+                lw=1,
+                label=REGISTRY[framework].label,
+            )
+        ax.set_xticks(
+            range(len(decoders)), [_BEAM_LABELS[d] for d in decoders], rotation=45
+        )
+        ax.set_title(title, fontsize=10)
+        if measure == "ms_per_sentence":
+            ax.set_yscale("log")
+    axes[0].set_xlabel("decoder (beam size)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
+    return fig
+
+
+def show_beam_search(path=None):
+    """Draw the beam-search measurement (:func:`plot_beam_search`) and show its record ``"beam_search"``
+    (:func:`beam_search_fields`): the committed one, or the file at ``path``. Returns the Record."""
+    from d2lcore.records import show_record
+
+    data = read_measurement("beam_search", path)
+    fields = beam_search_fields(data)
+    text = (
+        f"Measured by benchmarks/beam_search.py on {fields['device']}: {fields['seeds']} seeds per framework, "
+        f"{fields['epochs']} epochs per run, {fields['sentences']} held-out sentences"
+    )
+    plot_beam_search(data)
+    return show_record("beam_search", text, **fields)

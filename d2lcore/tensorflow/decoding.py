@@ -140,7 +140,7 @@ def beam_search(
     sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
     batch, k = len(sources), beam_size
     bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
-    with tf.device(_device_name(device)):
+    with tf.device(device if isinstance(device, str) else device.name):
         enc_X = tf.constant([src for src, _ in sources], dtype=tf.int32)
         enc_valid_lens = tf.constant([n for _, n in sources], dtype=tf.int32)
         enc_outputs = evaluate(
