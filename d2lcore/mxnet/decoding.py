@@ -45,7 +45,8 @@ def predict_seq2seq(
 
 
 def _reorder(state, rows):
-    """``state`` (an array, None, or a tuple of them, nested) with every array's axis 0 taken at ``rows``."""
+    """``state`` (an array, None, or a tuple of them, nested) with every array's axis 0
+    taken at ``rows``."""
     if state is None:
         return None
     if isinstance(state, tuple | list):
@@ -65,15 +66,17 @@ def beam_search(
     alpha=0.6,
     all_beams=False,
 ):
-    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping ``beam_size`` hypotheses
-    per sentence, with ``net`` (an EncoderDecoder on ``device`` whose decoder's state is batch-first, such as
-    TransformerDecoder's) and at most ``num_steps`` target tokens.
+    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping
+    ``beam_size`` hypotheses per sentence, with ``net`` (an EncoderDecoder on ``device``
+    whose decoder's state is batch-first, such as TransformerDecoder's) and at most
+    ``num_steps`` target tokens.
 
-    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A hypothesis y scores
-    log P(y | x) / lp(y), lp(y) = ((5 + |y|) / 6) ** alpha (Wu et al., 2016), |y| its tokens after <bos>,
-    its <eos> included; the search ranks by log P(y | x), the final choice by the normalised score. Returns,
-    per sentence, (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every live
-    hypothesis's, best first."""
+    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A
+    hypothesis y scores log P(y | x) / lp(y), lp(y) = ((5 + n) / 6) ** alpha (Wu et al.,
+    2016), n its tokens after <bos>, its <eos> included; the search ranks by
+    log P(y | x), the final choice by the normalised score. Returns, per sentence,
+    (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every
+    live hypothesis's, best first."""
     sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
     batch, k = len(sources), beam_size
     bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
@@ -88,7 +91,7 @@ def beam_search(
     scores = np.full((batch, k), -np.inf, ctx=device)
     scores[:, 0] = 0.0
     tokens = np.zeros((batch * k, 0), dtype="int32", ctx=device)
-    lengths = np.zeros(batch * k, dtype="int32", ctx=device)  # |y| so far
+    lengths = np.zeros(batch * k, dtype="int32", ctx=device)  # n: tokens after <bos>
     done = np.zeros(batch * k, dtype="int32", ctx=device)  # 1: <eos> emitted
     dec_X = np.full((batch * k, 1), bos, dtype="int32", ctx=device)
     offsets = np.arange(batch, dtype="int32", ctx=device)[:, None] * k  # beam 0's row

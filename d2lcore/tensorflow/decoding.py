@@ -108,7 +108,8 @@ def predict_seq2seq(
 
 
 def _reorder(state, rows):
-    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0 taken at ``rows``."""
+    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0
+    taken at ``rows``."""
     if state is None:
         return None
     if isinstance(state, tuple | list):
@@ -128,15 +129,17 @@ def beam_search(
     alpha=0.6,
     all_beams=False,
 ):
-    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping ``beam_size`` hypotheses
-    per sentence, with ``net`` (an EncoderDecoder on ``device`` whose decoder's state is batch-first, such as
-    TransformerDecoder's) and at most ``num_steps`` target tokens.
+    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping
+    ``beam_size`` hypotheses per sentence, with ``net`` (an EncoderDecoder on ``device``
+    whose decoder's state is batch-first, such as TransformerDecoder's) and at most
+    ``num_steps`` target tokens.
 
-    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A hypothesis y scores
-    log P(y | x) / lp(y), lp(y) = ((5 + |y|) / 6) ** alpha (Wu et al., 2016), |y| its tokens after <bos>,
-    its <eos> included; the search ranks by log P(y | x), the final choice by the normalised score. Returns,
-    per sentence, (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every live
-    hypothesis's, best first."""
+    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A
+    hypothesis y scores log P(y | x) / lp(y), lp(y) = ((5 + n) / 6) ** alpha (Wu et al.,
+    2016), n its tokens after <bos>, its <eos> included; the search ranks by
+    log P(y | x), the final choice by the normalised score. Returns, per sentence,
+    (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every
+    live hypothesis's, best first."""
     sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
     batch, k = len(sources), beam_size
     bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
@@ -153,7 +156,7 @@ def beam_search(
         # The k copies start alike: only the first is alive, the others score -inf
         scores = tf.constant([[0.0] + [-float("inf")] * (k - 1)] * batch)  # (batch, k)
         tokens = tf.zeros((batch * k, 0), dtype=tf.int32)
-        lengths = tf.zeros(batch * k, dtype=tf.int32)  # |y| so far
+        lengths = tf.zeros(batch * k, dtype=tf.int32)  # n: tokens after <bos>
         done = tf.zeros(batch * k, dtype=tf.bool)  # <eos> emitted
         dec_X = tf.fill((batch * k, 1), bos)
         offsets = tf.range(batch)[:, None] * k  # (batch, 1): beam 0's row

@@ -1,5 +1,6 @@
-"""Decoding with a trained encoder–decoder in PyTorch: greedy translation (Sequence-to-Sequence Toolkit) and
-batched beam search with length normalisation (Decoding: Greedy and Beam Search)."""
+"""Decoding with a trained encoder–decoder in PyTorch: greedy translation
+(Sequence-to-Sequence Toolkit) and batched beam search with length normalisation
+(Decoding: Greedy and Beam Search)."""
 
 import torch
 
@@ -46,7 +47,8 @@ def predict_seq2seq(
 
 
 def _reorder(state, rows):
-    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0 taken at ``rows``."""
+    """``state`` (a tensor, None, or a tuple of them, nested) with every tensor's axis 0
+    taken at ``rows``."""
     if state is None:
         return None
     if isinstance(state, tuple | list):
@@ -66,15 +68,17 @@ def beam_search(
     alpha=0.6,
     all_beams=False,
 ):
-    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping ``beam_size`` hypotheses
-    per sentence, with ``net`` (an EncoderDecoder on ``device`` whose decoder's state is batch-first, such as
-    TransformerDecoder's) and at most ``num_steps`` target tokens.
+    """Translate the sentences of ``src_sentences`` (a list of str) at once, keeping
+    ``beam_size`` hypotheses per sentence, with ``net`` (an EncoderDecoder on ``device``
+    whose decoder's state is batch-first, such as TransformerDecoder's) and at most
+    ``num_steps`` target tokens.
 
-    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A hypothesis y scores
-    log P(y | x) / lp(y), lp(y) = ((5 + |y|) / 6) ** alpha (Wu et al., 2016), |y| its tokens after <bos>,
-    its <eos> included; the search ranks by log P(y | x), the final choice by the normalised score. Returns,
-    per sentence, (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every live
-    hypothesis's, best first."""
+    Rows of the decoder's batch: beam j of sentence b is row b * beam_size + j. A
+    hypothesis y scores log P(y | x) / lp(y), lp(y) = ((5 + n) / 6) ** alpha (Wu et al.,
+    2016), n its tokens after <bos>, its <eos> included; the search ranks by
+    log P(y | x), the final choice by the normalised score. Returns, per sentence,
+    (translation, score) of the best hypothesis, or, if ``all_beams``, the list of every
+    live hypothesis's, best first."""
     sources = [encode_source(s, src_vocab, num_steps) for s in src_sentences]
     batch, k = len(sources), beam_size
     bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
@@ -93,7 +97,9 @@ def beam_search(
         scores = torch.full((batch, k), -torch.inf, device=device)
         scores[:, 0] = 0.0
         tokens = torch.zeros((batch * k, 0), dtype=torch.long, device=device)
-        lengths = torch.zeros(batch * k, dtype=torch.long, device=device)  # |y| so far
+        lengths = torch.zeros(
+            batch * k, dtype=torch.long, device=device
+        )  # n: tokens after <bos>
         done = torch.zeros(batch * k, dtype=torch.bool, device=device)  # <eos> emitted
         dec_X = torch.full((batch * k, 1), bos, dtype=torch.long, device=device)
         offsets = torch.arange(batch, device=device)[:, None] * k  # row of beam 0
