@@ -245,7 +245,10 @@ def beam_search_fields(data):
         "seed_list": ", ".join(str(s) for s in data["seeds"]),
         "epochs": data["epochs"],
         "sentences": data["runs"][0]["sentences"],
-        "device": data["device"],
+        # "cpu", "cpu(0)", "/device:CPU:0": the frameworks name the same device differently
+        "device": "CPU"
+        if all("cpu" in r["device"].lower() for r in data["runs"])
+        else data["device"],
         "cores": data["machine"]["cores"],
         "load_min": min(min(r["load_average"]) for r in data["runs"]),
         "load_max": max(max(r["load_average"]) for r in data["runs"]),
@@ -316,7 +319,7 @@ def show_beam_search(path=None):
     data = read_measurement("beam_search", path)
     fields = beam_search_fields(data)
     text = (
-        f"Measured by benchmarks/beam_search.py on {fields['device']}: {fields['seeds']} seeds per framework, "
+        f"Measured by benchmarks/beam_search.py on the {fields['device']}: {fields['seeds']} seeds per framework, "
         f"{fields['epochs']} epochs per run, {fields['sentences']} held-out sentences"
     )
     plot_beam_search(data)
