@@ -15,9 +15,9 @@ translates the held-out sentences with every decoder of DECODERS:
 and scores each (d2l.translate_corpus against every reference: mean per-sentence BLEU with k = 2, the share of
 exact translations, corpus BLEU and chrF from sacreBLEU) with the seconds per sentence (the decoding's wall time
 over the number of sentences; in TensorFlow the first call of each shape includes the tracing of its graphs,
-which the first batched decoder, beam_1, pays) and the mean length of the outputs in tokens. The file holds every run, with its
-load average, and per framework, decoder and measure the mean, standard deviation, minimum and maximum over the
-seeds; it is written again after every run.
+which the first batched decoder, beam_1, pays) and the mean length of the outputs in tokens. The file holds
+every run, with its load average, and per framework, decoder and measure the mean, standard deviation, minimum
+and maximum over the seeds; it is written again after every run.
 
     nice -n 5 .venv/bin/python benchmarks/beam_search.py                 # seeds 1 2 3, every framework
     .venv/bin/python benchmarks/beam_search.py --frameworks pytorch --seeds 1 --epochs 5 --out /tmp/try.json
