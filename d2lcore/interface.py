@@ -129,6 +129,10 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Grouped-Query and Memory-Efficient Attention": (
+        "GroupedQueryAttention",
+        "tiled_attention",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 
