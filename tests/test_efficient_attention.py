@@ -480,3 +480,55 @@ def test_tensorflow_tiled_attention_matches_keras_dot_product_attention():
         q[:, :, None], k[:, :, None], v[:, :, None], is_causal=True
     )
     np.testing.assert_allclose(output.numpy(), np.asarray(expected)[:, :, 0], rtol=1e-5, atol=1e-5)
+
+
+# --- the committed measurement (benchmarks/efficient_attention.py) -----------------------------------------------
+
+
+def test_the_committed_measurement_and_what_the_page_quotes():
+    """data/measurements/efficient_attention.json holds every framework's methods at every length; attention
+    written out grows at least 8 times from 1,024 to 4,096 positions (quadratic: 16), the tiled version at most 6
+    times (linear: 4) and stays below a quarter of it; and every figure the page quotes is a field of its record."""
+    import json
+    import re
+    from pathlib import Path
+
+    from booktools.quotes import ROLE
+    from booktools.split import read_source
+    from d2lcore import measurements, records
+    from d2lcore.plotting import plt
+
+    root = Path(__file__).resolve().parents[1]
+    data = json.loads((root / "data/measurements/efficient_attention.json").read_text())
+    assert measurements.read_measurement("efficient_attention") == data
+    lengths = data["settings"]["lengths"]
+    points = {(r["framework"], r["method"], r["n"]): r for r in data["runs"]}
+    expected = {
+        (f, m, n)
+        for f, methods in (
+            ("mxnet", ("plain", "tiled")),
+            ("pytorch", ("plain", "tiled", "fused")),
+            ("tensorflow", ("plain", "tiled", "fused")),
+        )
+        for m in methods
+        for n in lengths
+    }
+    assert set(points) == expected and {1024, 4096} <= set(lengths)
+    for framework in ("mxnet", "pytorch", "tensorflow"):
+        plain = [points[(framework, "plain", n)]["peak_growth_bytes"] for n in (1024, 4096)]
+        tiled = [points[(framework, "tiled", n)]["peak_growth_bytes"] for n in (1024, 4096)]
+        assert plain[1] > 8 * plain[0] and tiled[1] < 6 * tiled[0], framework
+        assert tiled[1] < plain[1] / 4, framework
+        # at least the scores: attention written out holds the n x n scores
+        assert plain[1] >= points[(framework, "plain", 4096)]["largest_intermediate_bytes"]
+    with records.collect() as shown:
+        record = measurements.show_efficient_attention()
+    plt.close("all")
+    assert [r.name for r in shown] == ["efficient_attention"]
+    assert dict(record) == measurements.efficient_attention_fields(data)
+    page = read_source(root / "chapters/attention/efficient-attention.md")
+    text = "\n".join(c.source for c in page.cells if c.cell_type == "markdown")
+    quoted = [m["field"] for m in ROLE.finditer(text) if m["name"] == "efficient_attention"]
+    assert len(quoted) >= 5 and [f for f in quoted if f not in record] == []
+    code = [c.source for c in page.cells if c.cell_type == "code"]
+    assert any(re.search(r"^efficient = show_efficient_attention\(\)$", c, re.M) for c in code)
