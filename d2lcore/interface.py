@@ -130,6 +130,10 @@ SECTIONS = {
         "TransformerDecoder",
     ),
     "Decoding: Greedy and Beam Search": ("beam_search",),
+    "Grouped-Query and Memory-Efficient Attention": (
+        "GroupedQueryAttention",
+        "tiled_attention",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 

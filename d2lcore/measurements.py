@@ -324,3 +324,134 @@ def show_beam_search(path=None):
     )
     plot_beam_search(data)
     return show_record("beam_search", text, **fields)
+
+
+# --- Grouped-Query and Memory-Efficient Attention: attention's peak memory by sequence length ---------------------
+
+ATTENTION_METHODS = {
+    "plain": "attention written out",
+    "tiled": "tiled (d2l.tiled_attention)",
+    "fused": "fused (the framework's own)",
+}
+"""The methods of ``efficient_attention.json`` (benchmarks/efficient_attention.py), with their labels."""
+
+
+def efficient_attention_fields(data):
+    """The fields of the record "efficient_attention": ``<framework>_<method>_<n>_mib``, the growth of the peak
+    resident memory over one call in MiB, ``<framework>_<method>_<n>_ms`` its time, ``<method>_<n>_largest_mib``
+    the largest intermediate from the shapes, and the run's settings (heads, head size, tile, lengths, cores,
+    load, date)."""
+    s = data["settings"]
+    loads = [x for run in data["runs"] for x in run["load_average"]]
+    fields = {
+        "heads": s["heads"],
+        "head_dim": s["head_dim"],
+        "tile_size": s["tile_size"],
+        "batch": s["batch"],
+        "shortest": min(s["lengths"]),
+        "longest": max(s["lengths"]),
+        "cores": data["machine"]["cores"],
+        "load_min": min(loads),
+        "load_max": max(loads),
+        "date": data["date"],
+    }
+    for run in data["runs"]:
+        stem = f"{run['framework']}_{run['method']}_{run['n']}"
+        fields[f"{stem}_mib"] = run["peak_growth_bytes"] / 2**20
+        fields[f"{stem}_ms"] = run["seconds"] * 1e3
+        if run["largest_intermediate_bytes"] is not None:
+            fields[f"{run['method']}_{run['n']}_largest_mib"] = (
+                run["largest_intermediate_bytes"] / 2**20
+            )
+    return fields
+
+
+def plot_efficient_attention(data, figsize=(6.4, 2.6)):
+    """Peak memory growth (MiB, log scale) against sequence length (log scale), one panel per framework, one
+    line per method; the dotted line the size of the scores of attention written out. Returns the figure."""
+    from d2lcore.frameworks import REGISTRY
+    from d2lcore.plotting import plt, use_svg_display
+
+    use_svg_display()
+    frameworks = [
+        f
+        for f in ("mxnet", "pytorch", "tensorflow")
+        if any(r["framework"] == f for r in data["runs"])
+    ]
+    fig, axes = plt.subplots(
+        1,
+        len(frameworks),
+        figsize=figsize,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    axes = axes[0]
+    styles = {
+        "plain": ("#c0392b", "o"),
+        "tiled": ("#2471a3", "s"),
+        "fused": ("#7f7f7f", "^"),
+    }
+    lengths = sorted(data["settings"]["lengths"])
+    scores = [
+        next(
+            r["largest_intermediate_bytes"]
+            for r in data["runs"]
+            if r["method"] == "plain" and r["n"] == n
+        )
+        / 2**20
+        for n in lengths
+    ]
+    for ax, framework in zip(axes, frameworks):
+        for method, label in ATTENTION_METHODS.items():
+            runs = sorted(
+                (
+                    r
+                    for r in data["runs"]
+                    if r["framework"] == framework and r["method"] == method
+                ),
+                key=lambda r: r["n"],
+            )
+            if runs:
+                color, marker = styles[method]
+                mib = [max(r["peak_growth_bytes"], 1) / 2**20 for r in runs]
+                ax.plot(
+                    [r["n"] for r in runs],
+                    mib,
+                    color=color,
+                    marker=marker,
+                    ms=4,
+                    label=label,
+                )
+        ax.plot(lengths, scores, "k:", lw=1, label="size of the n × n scores")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(lengths, [str(n) for n in lengths], fontsize=8)
+        ax.minorticks_off()
+        ax.set_title(REGISTRY[framework].label, fontsize=10)
+        ax.set_xlabel("sequence length n", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("peak memory growth (MiB)", fontsize=9)
+    handles, labels = axes[
+        frameworks.index("pytorch") if "pytorch" in frameworks else 0
+    ].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=4, fontsize=8)
+    return fig
+
+
+def show_efficient_attention(path=None):
+    """Draw the committed measurement of attention's peak memory (:func:`plot_efficient_attention`), or the file at
+    ``path``, and show its record ``"efficient_attention"`` (:func:`efficient_attention_fields`). The printed line
+    names the script, the settings and the machine's cores; the load average is a field. Returns the Record."""
+    from d2lcore.records import show_record
+
+    data = read_measurement("efficient_attention", path)
+    fields = efficient_attention_fields(data)
+    text = (
+        f"Measured by benchmarks/efficient_attention.py on a CPU ({fields['cores']} cores, one thread per "
+        f"operation): self-attention of {fields['batch']} example, {fields['heads']} heads of {fields['head_dim']} "
+        f"features, float32, tiles of {fields['tile_size']} keys, lengths {fields['shortest']} to "
+        f"{fields['longest']}"
+    )
+    plot_efficient_attention(data)
+    return show_record("efficient_attention", text, **fields)

@@ -1023,6 +1023,82 @@ def _(framework, d2l, data):
     return lambda: decoder(bad, (outputs[0], outputs[1], None))
 
 
+# --- Grouped-Query and Memory-Efficient Attention -------------------------------------------------------------
+
+
+@case("GroupedQueryAttention: num_kv_heads", "num_kv_heads")
+def _(framework, d2l, data):
+    # 3, 5 and 16 do not divide 8 heads
+    kv_heads = data.draw(st.one_of(bad_size, st.sampled_from([3, 5, 16])))
+    return lambda: d2l.GroupedQueryAttention(16, 8, kv_heads, 0.0)
+
+
+@case("GroupedQueryAttention: num_heads", "num_heads")
+def _(framework, d2l, data):
+    heads = data.draw(st.one_of(bad_size, st.sampled_from([3, 5])))  # 3, 5 do not divide 16
+    return lambda: d2l.GroupedQueryAttention(16, heads, 1, 0.0)
+
+
+@case("GroupedQueryAttention: dropout", "dropout")
+def _(framework, d2l, data):
+    return lambda: d2l.GroupedQueryAttention(8, 4, 2, data.draw(bad_dropout))
+
+
+@case("GroupedQueryAttention: bias", "bias")
+def _(framework, d2l, data):
+    return lambda: d2l.GroupedQueryAttention(8, 4, 2, 0.0, data.draw(bad_bool))
+
+
+@case("GroupedQueryAttention: lengths", "valid_lens")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.GroupedQueryAttention(8, 4, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 5), np.float32))
+    bad = data.draw(st.sampled_from(["float", "bool", "negative int"]))
+    lens = lengths_with(framework, data, 2, bad)
+    return lambda: layer(X, X, X, lens)
+
+
+@case("GroupedQueryAttention: width", "keys")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.GroupedQueryAttention(8, 4, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 5), np.float32))
+    layer(X, X, X)
+    other = T(framework, np.ones((2, 3, 5 + data.draw(st.integers(1, 4))), np.float32))
+    return lambda: layer(X, other, X)
+
+
+@case("tiled_attention: tile_size", "tile_size")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    return lambda: d2l.tiled_attention(X, X, X, tile_size=data.draw(bad_size))
+
+
+@case("tiled_attention: causal", "causal")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    return lambda: d2l.tiled_attention(X, X, X, causal=data.draw(bad_bool))
+
+
+@case("tiled_attention: key size", "keys")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    keys = T(framework, np.ones((2, 3, 4 + data.draw(st.integers(1, 3))), np.float32))
+    return lambda: d2l.tiled_attention(X, keys, X)
+
+
+@case("tiled_attention: int queries", "queries")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    return lambda: d2l.tiled_attention(T(framework, np.ones((2, 3, 4), np.int32)), X, X)
+
+
+@case("tiled_attention: lengths", "valid_lens")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    bad = data.draw(st.sampled_from(["float", "bool", "negative int"]))
+    return lambda: d2l.tiled_attention(X, X, X, lengths_with(framework, data, 2, bad))
+
+
 FRAMEWORK_CASES = sorted(CASES)
 
 # --- framework-neutral cases (d2lcore.common), run once, in the main process ----------------------------------------

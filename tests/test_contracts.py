@@ -219,6 +219,12 @@ def examples(framework):
         "transpose_qkv": lambda: d2l.transpose_qkv(X, 2),
         "transpose_output": lambda: d2l.transpose_output(T((4, 5, 4)), 2),
         "MultiHeadAttention": lambda: L(d2l.MultiHeadAttention(8, 2, 0.0))(q, k, v, lens([2, 4])),
+        "GroupedQueryAttention": lambda: L(d2l.GroupedQueryAttention(8, 4, 2, 0.0))(
+            q, k, v, lens([2, 4])
+        ),
+        "tiled_attention": lambda: d2l.tiled_attention(
+            q, T((2, 5, 4)), v, lens([2, 4]), causal=True, tile_size=2
+        ),
         "PositionalEncoding": lambda: L(d2l.PositionalEncoding(8, 0.0))(X, 3),
         "NWKernelRegression": lambda: L(d2l.NWKernelRegression())(T(4), T((4, 3)), T((4, 3))),
         "Seq2SeqEncoder": lambda: L(d2l.Seq2SeqEncoder(6, 4, 8, 2))(src),

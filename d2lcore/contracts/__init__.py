@@ -760,3 +760,25 @@ beam_search = Contract(
     ),
     rules=(_beams_fit,),
 )
+# --- Grouped-Query and Memory-Efficient Attention ---------------------------------------------------------------------
+
+
+def _kv_heads_divide(call):
+    """num_kv_heads divides num_heads: each key-value head serves num_heads / num_kv_heads query heads."""
+    heads, kv_heads = call.arguments.get("num_heads"), call.arguments.get("num_kv_heads")
+    if None not in (heads, kv_heads) and heads % kv_heads:
+        raise ValueError(
+            f"num_kv_heads ({kv_heads}) must divide num_heads ({heads}), as each key-value head serves "
+            f"num_heads / num_kv_heads query heads; got a remainder of {heads % kv_heads}"
+        )
+
+
+GroupedQueryAttention = Contract(
+    init=dict(
+        num_hiddens=Int(1), num_heads=Int(1), num_kv_heads=Int(1), dropout=DROPOUT, bias=Bool()
+    ),
+    call=AdditiveAttention.call,
+    built=("queries", "keys", "values"),
+    init_rules=(_heads_divide, _kv_heads_divide),
+)
+tiled_attention = Contract(call=dict(DotProductAttention.call, causal=Bool(), tile_size=Int(1)))

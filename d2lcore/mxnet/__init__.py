@@ -40,6 +40,7 @@ from d2lcore.common import interface_names as _interface_names
 from .attention import *  # noqa: F403
 from .data import *  # noqa: F403
 from .decoding import *  # noqa: F403
+from .efficient import *  # noqa: F403
 from .encoder_decoder import *  # noqa: F403
 from .kernel_regression import *  # noqa: F403
 from .multihead import *  # noqa: F403
