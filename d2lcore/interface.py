@@ -129,6 +129,11 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Label Smoothing and Weight Tying": (
+        "LabelSmoothedCELoss",
+        "TiedTransformerDecoder",
+        "show_smoothing_study",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 
