@@ -3,7 +3,7 @@ over several seeds, in each framework.
 
 Every run trains as the page "Training and Evaluating the Transformer" does (the first 600 pairs of the project's
 corpus, d2l.load_data_nmt(64, 10); 32 features, 2 blocks, 4 heads, feed-forward networks of 64, dropout 0.1; Adam
-with learning rate 0.005), for 100 epochs (the page's demo; the training page trains 200), in one of the
+with learning rate 0.005), for 50 epochs (as the page's demo; the training page trains 200), in one of the
 CONFIGS:
 
 - "baseline": d2l.TransformerDecoder and the plain loss (d2l.MaskedSoftmaxCELoss), the page's model;
@@ -189,6 +189,27 @@ def write(out, args, runs, started):
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
+def merge(files, out):
+    """One measurement file from several, each written by this script with the same settings and epochs: their
+    runs, the load average and date of each, and the summary over all of them."""
+    parts = [json.loads(Path(f).read_text(encoding="utf-8")) for f in files]
+    first = parts[0]
+    for part in parts[1:]:
+        if part["settings"] != first["settings"] or part["epochs"] != first["epochs"]:
+            raise SystemExit(f"cannot merge runs of other settings or epochs: {part['command']}")
+    runs = [run for part in parts for run in part["runs"]]
+    data = dict(first)
+    data["command"] = " + ".join(part["command"] for part in parts)
+    data["date"] = max(part["date"] for part in parts)
+    data["seeds"] = sorted({r["seed"] for r in runs})
+    data["configs"] = [c for c in SMOOTHING_CONFIGS if any(r["config"] == c for r in runs)]
+    data["runs"] = runs
+    data["summary"] = summarise_smoothing(data)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"{out}: {len(runs)} runs from {len(parts)} files")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--frameworks", choices=FRAMEWORKS, nargs="+", default=list(FRAMEWORKS))
@@ -196,8 +217,14 @@ def main():
         "--configs", choices=SMOOTHING_CONFIGS, nargs="+", default=list(SMOOTHING_CONFIGS)
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="files of this script to merge into --out (runs made in parallel)",
+    )
     parser.add_argument("--framework", choices=FRAMEWORKS, help=argparse.SUPPRESS)  # the worker's
     parser.add_argument("--config", choices=SMOOTHING_CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
@@ -205,6 +232,9 @@ def main():
     args = parser.parse_args()
     if args.worker:  # the child process: one run, its result as JSON on the last line
         print(json.dumps(train_and_measure(args.framework, args.config, args.seed, args.epochs)))
+        return
+    if args.merge:
+        merge(args.merge, args.out)
         return
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()

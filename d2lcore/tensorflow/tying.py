@@ -27,19 +27,18 @@ class TiedOutput(Layer):
         return tf.matmul(X, self.embedding.embeddings, transpose_b=True) + self.bias
 
 
-# Its weights under PyTorch's names, as a dense layer's: weight (vocab_size, num_hiddens)
-# (the embedding's matrix) and bias
-register_converter(
-    TiedOutput,
-    lambda layer: {
-        "weight": layer.embedding.embeddings.numpy(),
-        "bias": layer.bias.numpy(),
-    },
-    lambda layer, arrays: (
-        layer.embedding.embeddings.assign(arrays["weight"]),
-        layer.bias.assign(arrays["bias"]),
-    ),
-)
+def tied_output_export(layer):
+    """A TiedOutput's weights under a dense layer's names (PyTorch's): weight (vocab_size,
+    num_hiddens), the embedding's matrix, and bias (vocab_size,)."""
+    return {"weight": layer.embedding.embeddings.numpy(), "bias": layer.bias.numpy()}
+
+
+def tied_output_load(layer, arrays):
+    layer.embedding.embeddings.assign(arrays["weight"])
+    layer.bias.assign(arrays["bias"])
+
+
+register_converter(TiedOutput, tied_output_export, tied_output_load)
 
 
 @checked
