@@ -23,8 +23,10 @@ standard deviation, minimum and maximum over the seeds; it is written again afte
     nice -n 5 .venv/bin/python benchmarks/transformer_smoothing.py                   # all, seeds 1 2 3
     .venv/bin/python benchmarks/transformer_smoothing.py --frameworks pytorch --epochs 5 --seeds 1 --out /tmp/t.json
 
-The page "Label Smoothing and Weight Tying" shows the committed file (data/measurements/transformer_smoothing.json)
-with d2l.show_smoothing_study.
+d2l.show_smoothing_study(framework) draws the committed file (data/measurements/transformer_smoothing.json) and shows
+it as a record. The committed file is incomplete (seed 1 of baseline and smoothing; the TensorFlow run of
+smoothing and every run of tied did not finish on a busy machine), so the page "Label Smoothing and Weight Tying"
+does not quote it yet; merge a full run's files with --merge and show it there.
 """
 
 import argparse

@@ -330,3 +330,23 @@ def test_train_seq2seq_uses_the_loss_it_is_given(framework):
             losses[name] = d2l.train_seq2seq(net, data, 0.01, 3, vocab, d2l.cpu(), loss_fn)
     assert losses["smoothed"][0] > losses["plain"][0]
     assert losses["tied"][-1] < losses["tied"][0]
+
+
+def test_the_stored_study_is_its_own_summary_and_record():
+    """data/measurements/transformer_smoothing.json: its summary is the one its runs give, every run was trained with
+    the settings it names, and d2l.show_smoothing_study shows a record of the means per config."""
+    from d2lcore import measurements, records
+
+    data = measurements.read_measurement("transformer_smoothing")
+    assert measurements.summarise_smoothing(data) == data["summary"]
+    assert all(r["epochs"] == data["epochs"] for r in data["runs"])
+    for framework in {r["framework"] for r in data["runs"]}:
+        with records.collect() as shown:
+            record = module(framework).show_smoothing_study(framework)
+        assert [r.name for r in shown] == ["smoothing_study"]
+        fields = measurements.smoothing_fields(data, framework)
+        assert dict(record) == fields
+        baseline = [
+            r for r in data["runs"] if r["framework"] == framework and r["config"] == "baseline"
+        ]
+        assert fields["baseline_bleu"] == np.mean([r["held_out"]["bleu"] for r in baseline])
