@@ -24,8 +24,8 @@ standard deviation, minimum and maximum over the seeds; it is written again afte
     .venv/bin/python benchmarks/transformer_smoothing.py --frameworks pytorch --epochs 5 --seeds 1 --out /tmp/t.json
 
 d2l.show_smoothing_study(framework) draws the committed file (data/measurements/transformer_smoothing.json) and shows
-it as a record. The committed file is incomplete (seed 1 of baseline and smoothing; the TensorFlow run of
-smoothing and every run of tied did not finish on a busy machine), so the page "Label Smoothing and Weight Tying"
+it as a record. The committed file is incomplete (seed 1 of baseline and smoothing in the three frameworks;
+the runs of tied and of seeds 2 and 3 did not finish on a busy machine), so the page "Label Smoothing and Weight Tying"
 does not quote it yet; merge a full run's files with --merge and show it there.
 """
 
