@@ -129,6 +129,11 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Label Smoothing and Weight Tying": (
+        "LabelSmoothedCELoss",
+        "TiedTransformerDecoder",
+        "show_smoothing_study",
+    ),
     "Decoding: Greedy and Beam Search": ("beam_search",),
     "Grouped-Query and Memory-Efficient Attention": (
         "GroupedQueryAttention",

@@ -13,6 +13,8 @@ import os
 import statistics
 from pathlib import Path
 
+from d2lcore.contracts.engine import checked
+
 MODELS = ("plain", "attention")
 """The two models: without attention (d2l.Seq2SeqDecoder) and with it (d2l.Seq2SeqAttentionDecoder)."""
 
@@ -455,3 +457,141 @@ def show_efficient_attention(path=None):
     )
     plot_efficient_attention(data)
     return show_record("efficient_attention", text, **fields)
+
+
+# --- Label Smoothing and Weight Tying: benchmarks/transformer_smoothing.py -----------------------------------------
+
+SMOOTHING_CONFIGS = ("baseline", "smoothing", "tied", "both")
+"""The Transformer of the training page as it is (baseline), trained with label smoothing 0.1 (smoothing), with
+its output layer tied to the target embedding (tied), and with both."""
+
+SMOOTHING_MEASURES = {
+    "bleu": ("held_out", "bleu"),
+    "exact": ("held_out", "exact"),
+    "corpus_bleu": ("held_out", "corpus_bleu"),
+    "chrf": ("held_out", "chrf"),
+    "max_prob": ("confidence", "held_out", "max_prob"),
+    "entropy": ("confidence", "held_out", "entropy"),
+    "nll": ("confidence", "held_out", "nll"),
+    "accuracy": ("confidence", "held_out", "accuracy"),
+    "train_max_prob": ("confidence", "training", "max_prob"),
+    "train_entropy": ("confidence", "training", "entropy"),
+    "train_nll": ("confidence", "training", "nll"),
+    "parameters": ("parameters",),
+    "seconds": ("train_seconds",),
+}
+"""The measures of a run, by name: the path of each in the run's dict. Held-out translation (mean per-sentence
+BLEU, exact share, corpus BLEU, chrF) and, teacher-forced on the held-out and the training pairs, the mean
+probability of the most probable token, the mean entropy and -log probability of the reference token (nats),
+and the share of tokens predicted right; the number of parameters and the training time."""
+
+
+def _measure(run, path):
+    value = run
+    for key in path:
+        value = value[key]
+    return value
+
+
+def summarise_smoothing(data):
+    """``{framework: {config: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of ``data["runs"]``."""
+    summary = {}
+    for run in data["runs"]:
+        summary.setdefault(run["framework"], {}).setdefault(run["config"], []).append(run)
+    return {
+        framework: {
+            config: {
+                name: _stats([_measure(r, path) for r in runs])
+                for name, path in SMOOTHING_MEASURES.items()
+            }
+            for config, runs in configs.items()
+        }
+        for framework, configs in summary.items()
+    }
+
+
+def smoothing_fields(data, framework):
+    """The fields of the record "smoothing_study" for ``framework`` (``"pytorch"``): ``<config>_<measure>`` the
+    mean over seeds (``_min``, ``_max``, ``_std`` the spread), and the run's settings (seeds, epochs, device,
+    cores, load average, date)."""
+    runs = [r for r in data["runs"] if r["framework"] == framework]
+    fields = {
+        "seeds": len({r["seed"] for r in runs}),
+        "seed_list": ", ".join(str(s) for s in data["seeds"]),
+        "epochs": data["epochs"],
+        "smoothing": data["settings"]["smoothing"],
+        "device": runs[0]["device"],
+        "cores": data["machine"]["cores"],
+        "load_min": min(min(r["load_average"]) for r in runs),
+        "load_max": max(max(r["load_average"]) for r in runs),
+        "date": data["date"],
+    }
+    for config, measures in data["summary"][framework].items():
+        for name, stats in measures.items():
+            fields[f"{config}_{name}"] = stats["mean"]
+            for key in ("min", "max", "std"):
+                fields[f"{config}_{name}_{key}"] = stats[key]
+    return fields
+
+
+SMOOTHING_LABELS = {
+    "baseline": "baseline",
+    "smoothing": "label smoothing",
+    "tied": "tied weights",
+    "both": "both",
+}
+
+
+def plot_smoothing(data, framework, figsize=(6.4, 2.5)):
+    """Three panels for ``framework``, one point per seed and a bar for the mean of each config: the held-out
+    mean BLEU, the mean probability of the most probable token and the mean entropy (teacher-forced on the
+    held-out pairs). Returns the matplotlib figure."""
+    from d2lcore.plotting import plt, use_svg_display
+
+    use_svg_display()
+    configs = [c for c in SMOOTHING_CONFIGS if c in data["summary"][framework]]
+    panels = (
+        ("bleu", "held-out mean BLEU"),
+        ("max_prob", "top probability"),
+        ("entropy", "entropy (nats)"),
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=figsize, layout="constrained")
+    runs = [r for r in data["runs"] if r["framework"] == framework]
+    colours = ("#bbbbbb", "#c0392b", "#2e86c1", "#7d3c98")
+    for ax, (measure, title) in zip(axes, panels):
+        path = SMOOTHING_MEASURES[measure]
+        for i, config in enumerate(configs):
+            ax.bar(
+                i,
+                data["summary"][framework][config][measure]["mean"],
+                color=colours[i],
+                width=0.7,
+            )
+            values = [_measure(r, path) for r in runs if r["config"] == config]
+            ax.plot([i] * len(values), values, "k.", markersize=4)
+        ax.set_xticks(
+            range(len(configs)),
+            [SMOOTHING_LABELS[c] for c in configs],
+            rotation=30,
+            ha="right",
+        )
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+@checked
+def show_smoothing_study(framework, path=None):
+    """Draw the label smoothing and weight tying measurement of ``framework`` (:func:`plot_smoothing`) and show
+    its record ``"smoothing_study"`` (:func:`smoothing_fields`): the committed file, or the file at ``path``. The
+    printed line names the script, framework, device, seeds and epochs. Returns the Record."""
+    from d2lcore.frameworks import REGISTRY
+    from d2lcore.records import show_record
+
+    data = read_measurement("transformer_smoothing", path)
+    fields = smoothing_fields(data, framework)
+    text = (
+        f"Measured by benchmarks/transformer_smoothing.py in {REGISTRY[framework].label} on "
+        f"{fields['device']}: {fields['seeds']} seeds, {fields['epochs']} epochs per run"
+    )
+    plot_smoothing(data, framework)
+    return show_record("smoothing_study", text, **fields)

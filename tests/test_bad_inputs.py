@@ -918,6 +918,63 @@ def _(framework, d2l, data):
     return lambda: d2l.beam_search(net, ["a b"], vocab, vocab, steps, d2l.cpu(), 2)
 
 
+# --- Label Smoothing and Weight Tying ------------------------------------------------------------------------------
+
+
+@case("LabelSmoothedCELoss: smoothing", "smoothing")
+def _(framework, d2l, data):
+    # a probability mass to spread: 0 <= smoothing < 1
+    return lambda: d2l.LabelSmoothedCELoss(data.draw(bad_dropout))
+
+
+@case("LabelSmoothedCELoss: label ids", "label")
+def _(framework, d2l, data):
+    _, pred, label, lens, (batch, steps, vocab) = masked_loss(framework, d2l, data)
+    loss = ready(framework, d2l.LabelSmoothedCELoss(0.1))
+    return lambda: loss(pred, bad_ids(framework, data, vocab, (batch, steps)), lens)
+
+
+@case("LabelSmoothedCELoss: valid_len", "valid_len")
+def _(framework, d2l, data):
+    _, pred, label, lens, (batch, steps, vocab) = masked_loss(framework, d2l, data)
+    loss = ready(framework, d2l.LabelSmoothedCELoss(0.1))
+    bad = lengths_with(
+        framework, data, batch, data.draw(st.sampled_from(["float", "bool", "negative int"]))
+    )
+    return lambda: loss(pred, label, bad)
+
+
+@case("LabelSmoothedCELoss: int pred", "pred")
+def _(framework, d2l, data):
+    _, pred, label, lens, (batch, steps, vocab) = masked_loss(framework, d2l, data)
+    loss = ready(framework, d2l.LabelSmoothedCELoss(0.1))
+    return lambda: loss(ids(framework, np.zeros((batch, steps, vocab))), label, lens)
+
+
+for _name in ("vocab_size", "num_hiddens", "num_layers"):
+
+    @case(f"TiedTransformerDecoder: {_name}", _name)
+    def _(framework, d2l, data, name=_name):
+        sizes = dict(TRANSFORMER_SIZES, **{name: data.draw(bad_size)})
+        return lambda: d2l.TiedTransformerDecoder(**sizes)
+
+
+@case("TiedTransformerDecoder: ids", "X")
+def _(framework, d2l, data):
+    encoder = ready(framework, d2l.TransformerEncoder(6, 8, 16, 2, 1, 0.0))
+    decoder = ready(framework, d2l.TiedTransformerDecoder(6, 8, 16, 2, 1, 0.0))
+    state = decoder.init_state(encoder(ids(framework, np.ones((2, 3)))), None)
+    X = bad_ids(framework, data, 6, (2, 3))
+    return lambda: decoder(X, state)
+
+
+@case("train_seq2seq: loss_fn", "loss_fn")
+def _(framework, d2l, data):
+    net, data_iter, vocab = toy(framework)
+    loss_fn = data.draw(st.sampled_from([0.1, "smoothing", [0.1]]))
+    return lambda: d2l.train_seq2seq(net, data_iter, 0.01, 1, vocab, d2l.cpu(), loss_fn)
+
+
 # --- the rest of the interface: seeds, devices, weights, the framework's checks ---------------------------------
 
 
@@ -1284,6 +1341,18 @@ def _(framework, d2l, data):
 def _(framework, d2l, data):
     path = data.draw(st.sampled_from([3, 1.5, b"bottleneck.json", ["bottleneck.json"]]))
     return lambda: d2l.show_bottleneck(path)
+
+
+@case("neutral: show_smoothing_study framework", "framework")
+def _(framework, d2l, data):
+    name = data.draw(st.sampled_from(["jax", "torch", "PyTorch", 1, None, ["pytorch"]]))
+    return lambda: d2l.show_smoothing_study(name)
+
+
+@case("neutral: show_smoothing_study path", "path")
+def _(framework, d2l, data):
+    path = data.draw(st.sampled_from([3, 1.5, b"transformer_smoothing.json", ["x.json"]]))
+    return lambda: d2l.show_smoothing_study("pytorch", path)
 
 
 _NEIGHBOURS = dict(num_examples=4, num_steps=8, num_symbols=8, seed=0)

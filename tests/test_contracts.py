@@ -212,6 +212,12 @@ def examples(framework):
         enc_outputs = encoder(src, lens([3, 5]))
         return decoder(ids((2, 4)), decoder.init_state(enc_outputs, lens([3, 5])))
 
+    def tied_transformer():
+        encoder = L(d2l.TransformerEncoder(6, 8, 16, 2, 2, 0.0))
+        decoder = L(d2l.TiedTransformerDecoder(6, 8, 16, 2, 2, 0.0))
+        enc_outputs = encoder(src, lens([3, 5]))
+        return decoder(ids((2, 4)), decoder.init_state(enc_outputs, lens([3, 5])))
+
     calls = {
         "masked_softmax": lambda: d2l.masked_softmax(T((2, 3, 5)), lens([2, 4])),
         "AdditiveAttention": lambda: L(d2l.AdditiveAttention(8, 0.0))(q, k, v, lens([2, 4])),
@@ -248,6 +254,11 @@ def examples(framework):
             src, lens([2, 4])
         ),
         "TransformerDecoder": transformer,
+        "LabelSmoothedCELoss": lambda: L(d2l.LabelSmoothedCELoss(0.1))(
+            T((2, 5, 6)), ids((2, 5)), lens([2, 4])
+        ),
+        "TiedTransformerDecoder": tied_transformer,
+        "show_smoothing_study": lambda: d2l.show_smoothing_study("pytorch"),
         "build_array_nmt": lambda: d2l.build_array_nmt([["a", "b"], ["b"]], vocab, 4),
         "bleu": lambda: d2l.bleu("a b c", "a b d", 2),
         "Vocab": lambda: Vocab([["a", "b"], ["b"]], reserved_tokens=["<pad>"]).token_freqs,

@@ -374,6 +374,9 @@ sequence_mask = Contract(
 MaskedSoftmaxCELoss = Contract(
     call=dict(pred=Floats("batch steps vocab"), label=_TOKENS, valid_len=Lengths("batch"))
 )
+LabelSmoothedCELoss = Contract(  # Label Smoothing and Weight Tying
+    init=dict(smoothing=Real(minimum=0, below=1)), call=MaskedSoftmaxCELoss.call
+)
 
 # --- training and translation ---------------------------------------------------------------------------------------
 
@@ -444,8 +447,19 @@ class _CheckedBatches:
         self.epoch += 1
 
 
+_LOSS_FN = Function(
+    "a masked loss, called as loss_fn(pred, label, valid_len) -> (batch,) sums per sequence, e.g. "
+    "d2l.LabelSmoothedCELoss(0.1)"
+)
 train_seq2seq = Contract(
-    call=dict(net=ANY, data_iter=Batches(), **_TRAINING, tgt_vocab=VocabWith("<bos>"), device=ANY)
+    call=dict(
+        net=ANY,
+        data_iter=Batches(),
+        **_TRAINING,
+        tgt_vocab=VocabWith("<bos>"),
+        device=ANY,
+        loss_fn=Maybe(_LOSS_FN),
+    )
 )
 
 
@@ -716,6 +730,29 @@ TransformerDecoder = Contract(
     dims=_decoder_dims,
     rules=(_decoder_positions,),
 )
+
+# --- Label Smoothing and Weight Tying -------------------------------------------------------------------------------
+
+# LabelSmoothedCELoss: beside MaskedSoftmaxCELoss, whose call it takes
+TiedTransformerDecoder = Contract(  # TransformerDecoder's, with one matrix for two uses
+    init=TransformerDecoder.init,
+    init_rules=TransformerDecoder.init_rules,
+    call=TransformerDecoder.call,
+    methods=TransformerDecoder.methods,
+    dims=TransformerDecoder.dims,
+    rules=TransformerDecoder.rules,
+)
+
+
+def _framework_name(call, name, value):
+    from d2lcore.frameworks import FRAMEWORKS
+
+    if not isinstance(value, str) or value not in FRAMEWORKS:
+        raise ValueError(f"{name} must be one of {list(FRAMEWORKS)}; got {value!r:.60}")
+
+
+show_smoothing_study = Contract(call=dict(framework=Rule(_framework_name), path=ANY))
+
 
 # --- Decoding: Greedy and Beam Search ------------------------------------------------------------------------------
 

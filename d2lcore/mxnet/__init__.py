@@ -50,6 +50,7 @@ from .seq2seq import *  # noqa: F403
 from .tensors import checked
 from .training import *  # noqa: F403
 from .transformer import *  # noqa: F403
+from .tying import *  # noqa: F403
 from .weights import *  # noqa: F403
 
 # Exactly the names of d2lcore.interface (tests/test_interface.py checks that this module defines them all)

@@ -138,7 +138,30 @@ class MaskedSoftmaxCELoss(nn.Block):
         return sequence_mask(loss, valid_len).sum(axis=1)
 
 
+@checked
+class LabelSmoothedCELoss(nn.Block):
+    """Cross-entropy with label smoothing (Szegedy et al., 2016), summed over the valid
+    tokens of each sequence as MaskedSoftmaxCELoss sums the plain one.
+
+    A token with label y is given the target q = (1 - smoothing) one_hot(y) + smoothing / V
+    over all V classes (padding included), so its loss is (1 - smoothing) (-log p_y) +
+    smoothing * mean_k (-log p_k). pred (batch, steps, vocab) logits, label (batch, steps)
+    indices, valid_len (batch,) -> (batch,): that loss summed over t < valid_len[b]."""
+
+    def __init__(self, smoothing):
+        super().__init__()
+        self.smoothing = smoothing
+
+    def forward(self, pred, label, valid_len):
+        log_p = npx.log_softmax(pred, axis=-1)  # (batch, steps, vocab)
+        nll = -npx.pick(log_p, label, axis=-1)  # -log p_y, (batch, steps)
+        uniform = -log_p.mean(axis=-1)  # cross-entropy with the uniform distribution
+        loss = (1 - self.smoothing) * nll + self.smoothing * uniform
+        return sequence_mask(loss, valid_len).sum(axis=1)
+
+
 __all__ = [
+    "LabelSmoothedCELoss",
     "MaskedSoftmaxCELoss",
     "Seq2SeqAttentionDecoder",
     "Seq2SeqDecoder",

@@ -139,7 +139,31 @@ class MaskedSoftmaxCELoss(Layer):
         return tf.reduce_sum(sequence_mask(loss, valid_len), axis=1)
 
 
+@checked
+class LabelSmoothedCELoss(Layer):
+    """Cross-entropy with label smoothing (Szegedy et al., 2016), summed over the valid
+    tokens of each sequence as MaskedSoftmaxCELoss sums the plain one.
+
+    A token with label y is given the target q = (1 - smoothing) one_hot(y) + smoothing / V
+    over all V classes (padding included), so its loss is (1 - smoothing) (-log p_y) +
+    smoothing * mean_k (-log p_k). pred (batch, steps, vocab) logits, label (batch, steps)
+    indices, valid_len (batch,) -> (batch,): that loss summed over t < valid_len[b]."""
+
+    def __init__(self, smoothing):
+        super().__init__()
+        self.smoothing = smoothing
+
+    def call(self, pred, label, valid_len):
+        log_p = tf.nn.log_softmax(pred, axis=-1)  # (batch, steps, vocab)
+        # -log p_y: the label's entry of each row, (batch, steps)
+        nll = -tf.gather(log_p, tf.cast(label, tf.int32), axis=-1, batch_dims=2)
+        uniform = -tf.reduce_mean(log_p, axis=-1)  # cross-entropy with the uniform one
+        loss = (1 - self.smoothing) * nll + self.smoothing * uniform
+        return tf.reduce_sum(sequence_mask(loss, valid_len), axis=1)
+
+
 __all__ = [
+    "LabelSmoothedCELoss",
     "MaskedSoftmaxCELoss",
     "Seq2SeqAttentionDecoder",
     "Seq2SeqDecoder",

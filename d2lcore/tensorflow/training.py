@@ -51,15 +51,17 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
 
 
 @checked
-def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=None):
     """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
     rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
     to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
-    (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
+    (batch,)). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums
+    per sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the
+    loss per token of every epoch."""
     with tf.device(_device_name(device)):
         _initialize(net)
         optimizer = keras.optimizers.Adam(learning_rate=lr, global_clipnorm=1)
-        loss_fn = MaskedSoftmaxCELoss()
+        loss_fn = MaskedSoftmaxCELoss() if loss_fn is None else loss_fn
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         train_step = None
         losses, total_tokens = [], 0

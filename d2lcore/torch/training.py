@@ -22,16 +22,18 @@ def _initialize(net, device):
 
 
 @checked
-def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device):
+def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=None):
     """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
     rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
     to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
-    (batch,)). Shows the record "training"; returns the loss per token of every epoch."""
+    (batch,)). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums
+    per sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the
+    loss per token of every epoch."""
     net.to(device)
     _initialize(net, device)
     # fused=True: the same Adam update, computed in fewer, larger operations
     optimizer = torch.optim.Adam(net.parameters(), lr, fused=True)
-    loss_fn = MaskedSoftmaxCELoss()
+    loss_fn = MaskedSoftmaxCELoss() if loss_fn is None else loss_fn
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]
     losses, total_tokens = [], 0
