@@ -16,6 +16,14 @@ writes holds each run's figures (with its time, final loss and load average) and
 bucket and measure, the mean, standard deviation, minimum and maximum over the seeds; it is written
 again after every seed, so a run stopped early leaves the seeds it finished.
 
+It also says where and how busy: ``machine`` (cores, processor model, memory, operating system,
+Python and framework versions, threads per operation) and ``load``, the machine's load average
+(os.getloadavg: 1, 5 and 15 minutes) when the benchmark started and when the file was written, and
+the 1-minute load sampled every LOAD_INTERVAL seconds while it ran (count, minimum, mean, maximum);
+each run carries its own samples' summary too (``load_samples``). A load above the number of cores
+means that other programs shared the CPU, and the times are longer than on an idle machine; the
+scores do not depend on it (one thread per operation, fixed seeds).
+
     .venv/bin/python benchmarks/bottleneck.py                          # seeds 1 2 3, PyTorch
     nice .venv/bin/python benchmarks/bottleneck.py --seeds 1 2 3 4 5
     .venv/bin/python benchmarks/bottleneck.py --epochs 5 --seeds 1 --out /tmp/try.json
@@ -24,13 +32,16 @@ The book draws the committed file (data/measurements/bottleneck.json) with d2l.s
 """
 
 import argparse
+import contextlib
 import datetime
 import importlib
+import importlib.metadata
 import json
 import os
 import platform
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,6 +52,8 @@ from d2lcore.measurements import BUCKETS, MEASURES, MODELS, SPLITS, bucket_of, s
 from d2lcore.threads import cpu_threads
 
 OUT = ROOT / "data" / "measurements" / "bottleneck.json"
+LOAD_INTERVAL = 15
+"""Seconds between two samples of the load average while the benchmark runs."""
 SETTINGS = {
     "num_examples": 600,
     "batch_size": 64,
@@ -51,6 +64,76 @@ SETTINGS = {
     "dropout": 0.1,
     "lr": 0.005,
 }
+
+
+def _load():
+    """The load average over 1, 5 and 15 minutes, rounded to 2 decimals."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+class LoadSampler:
+    """Samples the 1-minute load average every ``interval`` seconds in a background thread, from
+    its creation until :meth:`stop`; ``summary(start)`` summarises the samples from index ``start``."""
+
+    def __init__(self, interval=LOAD_INTERVAL):
+        self.before = _load()
+        self.interval = interval
+        self.samples = [self.before[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self.samples.append(os.getloadavg()[0])
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self, start=0):
+        values = self.samples[start:] or self.samples[-1:]
+        return {
+            "interval_seconds": self.interval,
+            "count": len(values),
+            "min": round(min(values), 2),
+            "mean": round(statistics.fmean(values), 2),
+            "max": round(max(values), 2),
+        }
+
+
+def machine(framework):
+    """Where the benchmark ran: cores, processor model, memory, system, Python and framework
+    versions, and the threads per operation that d2lcore gives the framework."""
+    model = platform.processor() or platform.machine()
+    memory = None
+    with contextlib.suppress(OSError):
+        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in cpuinfo.splitlines()
+                if line.startswith("model name")
+            ),
+            model,
+        )
+        meminfo = Path("/proc/meminfo").read_text(encoding="utf-8")
+        kib = int(meminfo.split("MemTotal:", 1)[1].split()[0])
+        memory = round(kib / 2**20, 1)
+    package = {"pytorch": "torch", "mxnet": "mxnet", "tensorflow": "tensorflow"}[framework]
+    try:
+        version = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    return {
+        "cores": os.cpu_count(),
+        "processor": model,
+        "memory_gib": memory,
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "framework_version": f"{package} {version}",
+        "threads_per_operation": cpu_threads(),
+    }
 
 
 def train_and_translate(framework, model, seed, epochs):
@@ -121,8 +204,9 @@ def scores(translations):
     return result
 
 
-def write(out, args, runs, started):
-    """The measurement file: settings, machine, every run's figures and the summary over seeds."""
+def write(out, args, runs, started, sampler):
+    """The measurement file: settings, machine, load, every run's figures and the summary over
+    seeds."""
     first = runs[0]
     data = {
         "what": (
@@ -133,10 +217,11 @@ def write(out, args, runs, started):
         "date": started.strftime("%Y-%m-%d"),
         "framework": args.framework,
         "device": first["device"],
-        "machine": {
-            "cores": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "threads_per_operation": cpu_threads(),
+        "machine": machine(args.framework),
+        "load": {
+            "before": sampler.before,
+            "after": _load(),
+            "sampled": sampler.summary(),
         },
         "epochs": args.epochs,
         "seeds": sorted({r["seed"] for r in runs}),
@@ -166,6 +251,7 @@ def main():
         return
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
+    sampler = LoadSampler()
     runs = []
     for seed in args.seeds:
         for model in MODELS:
@@ -175,9 +261,11 @@ def main():
                 f"--seed={seed}",
                 f"--epochs={args.epochs}",
             ]
+            first_sample = len(sampler.samples)
             result = run_worker(__file__, args.framework, arguments)
             if result is None:
                 raise SystemExit(f"the run of {model}, seed {seed}, failed")
+            result["load_samples"] = sampler.summary(first_sample)
             translations = result.pop("translations")
             result["scores"] = {split: scores(translations[split]) for split in SPLITS}
             runs.append(result)
@@ -189,7 +277,9 @@ def main():
                 f"chrF {held_out['chrf']:.1f}",
                 flush=True,
             )
-        write(args.out, args, runs, started)
+        write(args.out, args, runs, started, sampler)
+    sampler.stop()
+    print(f"load average sampled: {sampler.summary()}")
     print(f"{args.out}: {len(runs)} runs in {time.perf_counter() - clock:.0f} s")
 
 

@@ -22,6 +22,11 @@
    only the first copy is named and numbered (:mod:`booktools.figures`); the others get the same number.
 6. The ``d2l-api`` directive of the API page (:mod:`booktools.api`): every public name's signature and docstring,
    read from its implementation.
+7. Solutions with their code: in the source, a ``:::{dropdown} Solution to exercise N`` holds the solution's text
+   and its code follows as cells tagged ``hide-cell`` (a cell cannot be nested in a MyST directive), which the
+   per-framework notebooks keep as they are. On the site, the cells and framework tab-sets that directly follow
+   such a dropdown (up to the first node that is neither) are moved into it, after its text, and lose myst-nb's
+   hide-cell toggle ("Show code cell content"): closed, the solution hides its code; opened, it shows it.
 """
 
 import os
@@ -33,7 +38,7 @@ from pathlib import Path
 import nbformat
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
-from sphinx_design.shared import create_component
+from sphinx_design.shared import create_component, is_component
 
 from booktools import api, comparison
 from booktools.paths import LABELS
@@ -100,6 +105,56 @@ class FrameworkTabs(SphinxTransform):
             for child in children:
                 parent.remove(child)
             parent.extend(new)
+
+
+SOLUTION_TITLE = re.compile(r"Solution to exercise \d+")
+
+
+def _is_solution(node):
+    """Whether ``node`` is a sphinx-design dropdown titled "Solution to exercise N" (before its HTML
+    post-transform: a container whose first child is the title's rubric)."""
+    return (
+        is_component(node, "dropdown")
+        and node.get("has_title")
+        and len(node.children) > 0
+        and isinstance(node[0], nodes.rubric)
+        and SOLUTION_TITLE.fullmatch(node[0].astext().strip()) is not None
+    )
+
+
+def _is_code_cell(node):
+    return isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
+
+
+def _is_solution_code(node):
+    """A code cell, or a tab-set of framework cells (:class:`FrameworkTabs`)."""
+    return _is_code_cell(node) or (
+        is_component(node, "tab-set") and any(True for _ in node.findall(_is_code_cell))
+    )
+
+
+class SolutionCode(SphinxTransform):
+    """Move the code cells and framework tab-sets that directly follow a "Solution to exercise N" dropdown
+    into it, without their hide-cell toggles (item 7 of the module's docstring). After :class:`FrameworkTabs`,
+    which makes the tab-sets; before the post-transforms of sphinx-design (the dropdown's ``<details>``) and of
+    myst-nb (the toggles of cells with a ``hide_mode``)."""
+
+    default_priority = 505
+
+    def apply(self, **kwargs):
+        for solution in list(self.document.findall(_is_solution)):
+            parent = solution.parent
+            following = parent.children[parent.index(solution) + 1 :]
+            moved = []
+            for node in following:
+                if not _is_solution_code(node):
+                    break
+                moved.append(node)
+            for node in moved:
+                parent.remove(node)
+                solution += node
+                for cell in node.findall(_is_code_cell):
+                    cell.attributes.pop("hide_mode", None)
 
 
 COLAB = "https://colab.research.google.com/github/{repository}/blob/{branch}/{framework}/{docname}.ipynb"
@@ -291,6 +346,7 @@ def setup(app):
     app.add_config_value("d2l_site_url", "", "env")
     app.add_config_value("d2l_dist_dir", "../dist", "env")
     app.add_transform(FrameworkTabs)
+    app.add_transform(SolutionCode)
     app.add_transform(NotebookDownloads)
     app.add_transform(FigureCopies)
     app.connect("build-finished", copy_notebooks)

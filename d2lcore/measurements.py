@@ -106,7 +106,11 @@ def read_measurement(name, path=None):
 def bottleneck_fields(data):
     """The fields of the record "bottleneck": ``<split>_<bucket>_<model>_<measure>`` the mean over
     seeds (``_min``, ``_max``, ``_std`` the spread), ``<split>_<bucket>_sentences``, and the run's
-    settings (seeds, epochs, framework, device, cores, load, seconds per run)."""
+    settings (seeds, epochs, framework, device, cores, load, seconds per run); where the file says
+    so (benchmarks/bottleneck.py records it), the machine (``processor``, ``memory_gib``,
+    ``system``, ``framework_version``) and the load average sampled while it ran
+    (``load_sampled_min``, ``_mean``, ``_max``, ``load_samples``, and the 1-minute load when it
+    started and ended, ``load_start``, ``load_end``)."""
     from d2lcore.frameworks import REGISTRY
 
     fields = {
@@ -120,6 +124,20 @@ def bottleneck_fields(data):
         "load_max": max(max(r["load_average"]) for r in data["runs"]),
         "date": data["date"],
     }
+    machine = data["machine"]
+    for key in ("processor", "memory_gib", "system", "framework_version"):
+        if key in machine:
+            fields[key] = machine[key]
+    if "load" in data:
+        sampled = data["load"]["sampled"]
+        fields.update(
+            load_sampled_min=sampled["min"],
+            load_sampled_mean=sampled["mean"],
+            load_sampled_max=sampled["max"],
+            load_samples=sampled["count"],
+            load_start=data["load"]["before"][0],
+            load_end=data["load"]["after"][0],
+        )
     for model in MODELS:
         seconds = [r["train_seconds"] for r in data["runs"] if r["model"] == model]
         fields[f"seconds_{model}"] = statistics.fmean(seconds)

@@ -68,3 +68,29 @@ class A(nn.Module):
     counts = taught.classify(code)
     # other: @checked, class, def __init__, super, def forward; checks: 2 + 2 lines; machinery: the return
     assert counts == {"other": 5, "check": 4, "machinery": 1, "model": 1}
+
+
+def test_bottleneck_records_the_machine_and_the_sampled_load(monkeypatch):
+    """benchmarks/bottleneck.py samples the 1-minute load average while it runs and summarises any stretch of
+    the samples; it describes the machine (cores, processor, memory, system, framework version)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    bottleneck = load("bottleneck")
+    loads = iter([(1.0, 0.5, 0.2), (3.0, 1.0, 0.3), (2.0, 1.0, 0.3), (5.0, 2.0, 0.5)])
+    monkeypatch.setattr(bottleneck.os, "getloadavg", lambda: next(loads))
+    sampler = bottleneck.LoadSampler(interval=3600)  # the thread waits; samples added by hand below
+    sampler.stop()
+    assert sampler.before == [1.0, 0.5, 0.2] and sampler.samples == [1.0]
+    sampler.samples += [3.0, 2.0]
+    assert sampler.summary() == {
+        "interval_seconds": 3600,
+        "count": 3,
+        "min": 1.0,
+        "mean": 2.0,
+        "max": 3.0,
+    }
+    assert (
+        sampler.summary(1)["min"] == 2.0 and sampler.summary(5)["count"] == 1
+    )  # no new sample: the last
+    machine = bottleneck.machine("pytorch")
+    assert machine["cores"] >= 1 and machine["processor"] and machine["python"]
+    assert machine["framework_version"].startswith("torch ") and "threads_per_operation" in machine

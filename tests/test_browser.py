@@ -742,6 +742,47 @@ def test_exercises_have_a_size_and_a_closed_hint(page: Page, site_url: str, path
     expect(hint.locator(":scope > .sd-summary-content")).to_be_visible()
 
 
+# Every code cell of the page: whether it lies in the Solutions section, the title of the sphinx-design dropdown
+# (<details class="sd-dropdown">) it lies in, if any, whether it is still a hide-cell toggle ("Show code cell
+# content", myst-nb's <details class="hide">), and whether its source was tagged hide-cell or hide-input.
+CELLS_JS = """() => Array.from(document.querySelectorAll("article div.cell"), cell => ({
+    in_solutions: !!cell.closest("section#solutions"),
+    dropdown: cell.closest("details.sd-dropdown")?.querySelector(":scope > summary")?.innerText.trim() ?? null,
+    toggle: !!cell.querySelector("details.hide") || !!cell.closest("details.hide"),
+    hidden: cell.classList.contains("tag_hide-cell") || cell.classList.contains("tag_hide-input"),
+}))"""
+
+
+@pytest.mark.parametrize("path", _params(EXERCISE_PAGES))
+def test_solution_code_lies_inside_its_solution(page: Page, site_url: str, path: str | None):
+    """Every code cell of the Solutions section lies inside a "Solution to exercise N" dropdown, and shows as soon
+    as the solution is opened: none is a hide-cell toggle of its own. Cells tagged hide-cell or hide-input
+    elsewhere on the page keep their toggle."""
+    path = _require(path)
+    page.goto(site_url + path)
+    cells = page.evaluate(CELLS_JS)
+    solutions = [c for c in cells if c["in_solutions"]]
+    outside = [
+        c for c in solutions if not re.fullmatch(r"Solution to exercise \d+", c["dropdown"] or "")
+    ]
+    assert not outside, f"{path}: {len(outside)} solution cell(s) outside a solution: {outside[:3]}"
+    toggles = [c for c in solutions if c["toggle"]]
+    assert not toggles, (
+        f"{path}: {len(toggles)} solution cell(s) still behind 'Show code cell content'"
+    )
+    hidden_elsewhere = [c for c in cells if c["hidden"] and not c["in_solutions"]]
+    assert all(c["toggle"] for c in hidden_elsewhere), f"{path}: a hidden cell lost its toggle"
+
+
+def test_hidden_cells_outside_solutions_keep_their_toggle(page: Page, site_url: str):
+    """The toolkit page's hidden cells outside its solutions (its _initialize, tagged hide-input) are still
+    toggles, outside any dropdown."""
+    page.goto(site_url + "chapters/attention/seq2seq-toolkit.html")
+    cells = page.evaluate(CELLS_JS)
+    hidden = [c for c in cells if c["hidden"] and not c["in_solutions"]]
+    assert hidden and all(c["toggle"] and c["dropdown"] is None for c in hidden), hidden
+
+
 def test_the_first_section_has_worked_solutions():
     """The solutions of the first section: one per exercise, with code that the build executed."""
     html = (SITE_DIR / "chapters" / "attention" / "attention-cues.html").read_text("utf-8")
@@ -790,9 +831,19 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll("article img"))
 
 IMAGES_LOADED_JS = "() => Array.from(document.images).every(img => img.complete)"
 
+# Opens every closed <details> of the article (hints, solutions, hidden cells), so that the figure tests see the
+# images a reader sees after opening them too; returns how many it opened.
+OPEN_DETAILS_JS = """() => {
+    const closed = Array.from(document.querySelectorAll("article details:not([open])"));
+    closed.forEach(details => { details.open = true; });
+    return closed.length;
+}"""
+
 
 def visible_figures(page: Page, site_url: str, path: str, framework: str) -> list[dict]:
+    """The figures of one framework's tab, with every dropdown and hidden cell of the page opened."""
     page.goto(f"{site_url}{path}?framework={framework}", wait_until="load")
+    page.evaluate(OPEN_DETAILS_JS)
     page.wait_for_function(IMAGES_LOADED_JS)
     return page.evaluate(FIGURES_JS)
 
@@ -826,9 +877,10 @@ def figure_problems(figures: list[dict], framework: str) -> list[str]:
 def test_figures_are_numbered_captioned_described_and_large_at_1280px(
     browser: Browser, site_url: str, path: str | None
 ):
-    """In every framework's tab, each image of the page is a figure with a number ("Fig. 3"), a caption and alt
-    text that describes it (not a file name), at least MIN_FIGURE_WIDTH x MIN_FIGURE_HEIGHT px; a drawn figure is
-    shown at the size it was drawn, and the numbers are the same in every tab."""
+    """In every framework's tab, each image of the page, closed dropdowns and hidden cells opened, is a figure with a
+    number ("Fig. 3"), a caption and alt text that describes it (not a file name), at least MIN_FIGURE_WIDTH x
+    MIN_FIGURE_HEIGHT px; a drawn figure is shown at the size it was drawn, and the numbers are the same in every
+    tab."""
     path = _require(path)
     with sized_page(browser, site_url, WIDE_VIEWPORT) as page:
         problems, numbers = [], {}

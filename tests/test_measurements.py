@@ -139,3 +139,34 @@ def test_what_the_page_says_holds(data):
     spread = training["words_3_4"]["bleu"]["max"] - training["words_3_4"]["bleu"]["min"]
     assert spread > mean(training["words_3_4"]) - mean(training["words_2"])
     assert mean(held_out["words_2"], "chrf") > 0 and mean(held_out["words_3_4"], "chrf") > 0
+
+
+def test_the_file_says_which_machine_and_how_busy(data):
+    """The committed file names the machine and the load average over the whole benchmark (sampled) and for
+    each run, and the record carries them."""
+    machine = data["machine"]
+    assert machine["cores"] >= 1 and machine["processor"] and machine["memory_gib"] > 0
+    assert machine["framework_version"].startswith("torch ") and machine["system"]
+    load = data["load"]
+    assert len(load["before"]) == 3 and len(load["after"]) == 3
+    for sampled in [load["sampled"]] + [r["load_samples"] for r in data["runs"]]:
+        assert sampled["count"] >= 1 and 0 <= sampled["min"] <= sampled["mean"] <= sampled["max"]
+    fields = measurements.bottleneck_fields(data)
+    assert fields["processor"] == machine["processor"]
+    assert fields["load_sampled_mean"] == load["sampled"]["mean"]
+    assert fields["load_start"] == load["before"][0] and fields["load_end"] == load["after"][0]
+
+
+def test_the_page_says_where_and_how_busy():
+    """The bottleneck section quotes the machine and the sampled load through the record."""
+    text = PAGE.read_text(encoding="utf-8")
+    quoted = {m["field"] for m in ROLE.finditer(text) if m["name"] == "bottleneck"}
+    wanted = {
+        "date",
+        "cores",
+        "processor",
+        "load_sampled_mean",
+        "load_sampled_min",
+        "load_sampled_max",
+    }
+    assert wanted <= quoted, wanted - quoted

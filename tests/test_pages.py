@@ -103,11 +103,15 @@ def _exercises(cells):
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_every_exercise_has_a_size_and_a_hint(source):
+    """Each exercise starts with its size and has exactly one hint, in its Hint dropdown, none inline."""
     items = _exercises(read_source(source).cells)
     assert items, "no numbered exercises"
     for n, item in enumerate(items, 1):
         assert item.startswith(SIZES), f"exercise {n} does not start with one of {SIZES}"
         assert item.count(":::{dropdown} Hint\n") == 1, f"exercise {n} needs one hint"
+        assert not re.search(r"\(Hint\b", item, flags=re.I), (
+            f"exercise {n} has an inline '(Hint: ...)': put it into its Hint dropdown"
+        )
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)

@@ -6,9 +6,21 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from docutils import frontend, nodes
+from docutils.parsers import rst
+from docutils.utils import new_document
 from sphinx.cmd.build import build_main
+from sphinx_design.shared import create_component
 
-from booktools.sphinx_ext import colab_links, colab_url, site_url, wheel_url
+from booktools.sphinx_ext import (
+    FrameworkTabs,
+    SolutionCode,
+    _is_solution,
+    colab_links,
+    colab_url,
+    site_url,
+    wheel_url,
+)
 from booktools.split import WHEEL, setup_cell
 from d2lcore.frameworks import FRAMEWORKS, REGISTRY
 
@@ -115,3 +127,73 @@ def test_colab_url_and_bad_repositories():
     for bad in ("https://github.com/a/b", "a", "a/b/c", "a b/c"):
         with pytest.raises(ValueError, match="'owner/name'"):
             colab_links(bad, "notebooks", "index")
+
+
+def _cell(*tags, hidden=True):
+    """A code cell's container as myst-nb makes it (``hide_mode`` for a cell tagged hide-cell)."""
+    cell = nodes.container(
+        nb_element="cell_code",
+        classes=["cell", *(f"tag_{t}" for t in tags)],
+        hide_mode="all" if hidden else None,
+    )
+    cell += nodes.container(nb_element="cell_code_source")
+    return cell
+
+
+def _dropdown(title):
+    """A sphinx-design dropdown before its HTML post-transform: the title's rubric, then the body."""
+    dropdown = create_component("dropdown", has_title=True, opened=False)
+    dropdown += nodes.rubric(title, title)
+    dropdown += nodes.paragraph("", f"The text of {title}.")
+    return dropdown
+
+
+def _apply(transform, section):
+    document = new_document("page", frontend.get_default_settings(rst.Parser))
+    document += section
+    transform(document).apply()
+    return document
+
+
+def test_solution_code_moves_into_its_solution_without_toggles():
+    """Cells and framework tab-sets right after a "Solution to exercise N" dropdown go into it, in order,
+    and lose their hide-cell toggle; the run ends at the first other node, and a Hint keeps what follows it."""
+    hint, first, second = (
+        _dropdown("Hint"),
+        _dropdown("Solution to exercise 1"),
+        _dropdown("Solution to exercise 2"),
+    )
+    after_hint = _cell("hide-cell")
+    section = nodes.section("", hint, after_hint, first)
+    framework_cells = [_cell(fw, "hide-cell") for fw in ("mxnet", "pytorch", "tensorflow")]
+    section.extend(framework_cells)
+    shared = _cell("hide-cell", "nbval-check-output")
+    prose = nodes.paragraph("", "Prose after the solution.")
+    visible = _cell(hidden=False)
+    section.extend([shared, prose, visible, second, _cell("hide-cell")])
+    document = _apply(FrameworkTabs, section)  # groups the framework cells, as in the build
+    SolutionCode(document).apply()
+    kinds = [
+        "solution" if _is_solution(c) else c.get("design_component") or c.tagname
+        for c in section.children
+    ]
+    assert kinds == ["dropdown", "container", "solution", "paragraph", "container", "solution"]
+    first, second = section[2], section[5]
+    assert [c.get("design_component") or c.get("nb_element") for c in first[2:]] == [
+        "tab-set",
+        "cell_code",
+    ]
+    assert first[1].astext() == "The text of Solution to exercise 1."
+    moved = [c for c in first.findall(nodes.container) if c.get("nb_element") == "cell_code"]
+    assert len(moved) == 4 and not any(c.get("hide_mode") for c in moved)
+    assert [c.get("nb_element") for c in second[2:]] == ["cell_code"]
+    assert second[2].get("hide_mode") is None
+    assert section[1]["hide_mode"] == "all", "a cell after a Hint keeps its toggle"
+    assert section[4]["hide_mode"] is None, "a visible cell after prose stays where it is"
+
+
+def test_solution_code_leaves_a_solution_without_code_alone():
+    solution = _dropdown("Solution to exercise 3")
+    section = nodes.section("", solution, nodes.paragraph("", "Next."), _cell("hide-cell"))
+    section = _apply(SolutionCode, section).children[0]
+    assert len(solution.children) == 2 and section[2]["hide_mode"] == "all"

@@ -28,8 +28,7 @@ def _device_name(device):
 def _make_train_step(net, optimizer, loss_fn, bos, batch):
     """The compiled step for batches like ``batch``, of any batch size (no new tracing)."""
     signature = [tf.TensorSpec((None, *a.shape[1:]), a.dtype) for a in batch]
-    # Adam's variables now: a tf.function that creates variables is traced twice
-    optimizer.build(net.trainable_variables)
+    optimizer.build(net.trainable_variables)  # Adam's variables now: no second trace
 
     @tf.function(input_signature=signature)
     def train_step(X, X_valid_len, Y, Y_valid_len):
@@ -46,8 +45,7 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
         optimizer.apply_gradients(zip(grads, net.trainable_variables))
         return loss, tokens
 
-    # The graph traced for that signature, which the loop calls directly
-    return train_step.get_concrete_function()
+    return train_step.get_concrete_function()  # the traced graph, which the loop calls
 
 
 @checked
