@@ -93,8 +93,9 @@ $(WHEEL): $(STAMP) $(PACKAGE_FILES)
 lint-notebooks: notebooks
 	$(VENV)/bin/ruff check --ignore I001 _build/notebooks
 
+# The 20 slowest tests are listed at the end, so that a CI log shows where its time went.
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -m "not browser" tests
+	$(VENV)/bin/pytest -q -m "not browser" --durations=20 tests
 
 # Each notebook executed once, by nbval, its checked cells compared with the outputs recorded in
 # chapters/<chapter>/expected/, in a fresh virtual environment per framework outside the clone, as a reader and a
