@@ -129,6 +129,13 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Training a Transformer Well": (
+        "WarmupSchedule",
+        "PreNormEncoderBlock",
+        "PreNormTransformerEncoder",
+        "PreNormDecoderBlock",
+        "PreNormTransformerDecoder",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 
