@@ -371,3 +371,4 @@ def zero_schedule(framework):
 
         return Zero()
     return lambda step: 0.0
+
