@@ -371,4 +371,3 @@ def zero_schedule(framework):
 
         return Zero()
     return lambda step: 0.0
-
