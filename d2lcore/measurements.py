@@ -227,11 +227,16 @@ def summarise_practice(data):
 
 def practice_fields(data=None):
     """The fields of the record "practice_study": ``<framework>_<recipe>_<measure>`` the mean over
-    seeds (``_min``, ``_max`` the range), the number of seeds and epochs, and the load average's
-    range over the runs (``load_min``, ``load_max``). ``data``: the committed measurement if None."""
+    seeds (``_min``, ``_max`` the range), the frameworks measured (``frameworks``, their labels;
+    ``framework_keys``, their keys), the number of seeds and epochs, and the load average's range
+    over the runs (``load_min``, ``load_max``). ``data``: the committed measurement if None."""
     data = read_measurement("transformer_practice") if data is None else data
     runs = [r for framework_runs in data["runs"].values() for r in framework_runs]
+    from d2lcore.frameworks import REGISTRY
+
     fields = {
+        "frameworks": ", ".join(REGISTRY[f].label for f in data["runs"]),
+        "framework_keys": ", ".join(data["runs"]),
         "seeds": len(data["seeds"]),
         "epochs": data["epochs"],
         "load_min": min(min(r["load_average"]) for r in runs),

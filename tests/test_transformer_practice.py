@@ -371,3 +371,46 @@ def zero_schedule(framework):
 
         return Zero()
     return lambda step: 0.0
+
+
+# --- the committed study over seeds (benchmarks/transformer_practice.py) ----------------------------------------
+
+
+def test_the_committed_study_is_the_pages():
+    """Every framework, recipe and seed; the page's settings; every field the page quotes exists."""
+    import re
+    from pathlib import Path
+
+    from d2lcore import FRAMEWORKS
+    from d2lcore.measurements import PRACTICE_RECIPES, practice_fields, read_measurement
+
+    data = read_measurement("transformer_practice")
+    assert set(data["runs"]) <= set(FRAMEWORKS) and len(data["runs"]) >= 2
+    for runs in data["runs"].values():
+        pairs = sorted((r["recipe"], r["seed"]) for r in runs)
+        assert pairs == sorted((recipe, s) for recipe in PRACTICE_RECIPES for s in data["seeds"])
+    assert len(data["seeds"]) >= 3
+    s = data["settings"]
+    page = (
+        Path(__file__).resolve().parents[1] / "chapters/attention/transformer-practice.md"
+    ).read_text()
+    settings = f"= {s['num_hiddens']}, {s['peak_lr']}, {s['warmup_steps']}, {data['epochs']}"
+    assert settings in page
+    fields = practice_fields(data)
+    quoted = re.findall(r"\{record\}`practice_study\.(\w+)", page)
+    assert quoted and all(name in fields for name in quoted)
+    # what the page says: in every framework measured and on every seed, post-norm without warmup ends with the
+    # highest loss and the lowest held-out BLEU, pre-norm with the lowest loss and the highest BLEU
+    for framework in data["runs"]:
+        loss = {r: fields[f"{framework}_{r}_loss_per_token_min"] for r in PRACTICE_RECIPES}
+        top = {r: fields[f"{framework}_{r}_loss_per_token_max"] for r in PRACTICE_RECIPES}
+        assert (
+            top["pre_norm"]
+            < loss["post_norm_warmup"]
+            <= top["post_norm_warmup"]
+            < loss["post_norm"]
+        )
+        bleu_low = {r: fields[f"{framework}_{r}_held_out_bleu_min"] for r in PRACTICE_RECIPES}
+        bleu_high = {r: fields[f"{framework}_{r}_held_out_bleu_max"] for r in PRACTICE_RECIPES}
+        assert bleu_high["post_norm"] < bleu_low["post_norm_warmup"]
+        assert bleu_high["post_norm_warmup"] < bleu_low["pre_norm"]
