@@ -129,6 +129,13 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
+    "Training a Transformer Well": (
+        "WarmupSchedule",
+        "PreNormEncoderBlock",
+        "PreNormTransformerEncoder",
+        "PreNormDecoderBlock",
+        "PreNormTransformerDecoder",
+    ),
     "Label Smoothing and Weight Tying": (
         "LabelSmoothedCELoss",
         "TiedTransformerDecoder",

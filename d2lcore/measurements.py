@@ -613,3 +613,51 @@ def show_smoothing_study(framework, path=None):
     )
     plot_smoothing(data, framework)
     return show_record("smoothing_study", text, **fields)
+# --- Training a Transformer Well: the study over seeds (benchmarks/transformer_practice.py) ---------------------
+
+PRACTICE_RECIPES = ("post_norm", "post_norm_warmup", "pre_norm")
+"""Post-norm at the peak rate throughout, post-norm with warmup to it, pre-norm at it throughout."""
+
+PRACTICE_MEASURES = ("loss_per_token", "held_out_bleu")
+"""The final training loss per token, and the mean per-sentence BLEU of the held-out sentences."""
+
+
+def summarise_practice(data):
+    """``{framework: {recipe: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of
+    ``data["runs"]`` (``{framework: [run, ...]}``)."""
+    return {
+        framework: {
+            recipe: {
+                measure: _stats([r[measure] for r in runs if r["recipe"] == recipe])
+                for measure in PRACTICE_MEASURES
+            }
+            for recipe in PRACTICE_RECIPES
+        }
+        for framework, runs in data["runs"].items()
+    }
+
+
+def practice_fields(data=None):
+    """The fields of the record "practice_study": ``<framework>_<recipe>_<measure>`` the mean over
+    seeds (``_min``, ``_max`` the range), the frameworks measured (``frameworks``, their labels;
+    ``framework_keys``, their keys), the number of seeds and epochs, and the load average's range
+    over the runs (``load_min``, ``load_max``). ``data``: the committed measurement if None."""
+    data = read_measurement("transformer_practice") if data is None else data
+    runs = [r for framework_runs in data["runs"].values() for r in framework_runs]
+    from d2lcore.frameworks import REGISTRY
+
+    fields = {
+        "frameworks": ", ".join(REGISTRY[f].label for f in data["runs"]),
+        "framework_keys": ", ".join(data["runs"]),
+        "seeds": len(data["seeds"]),
+        "epochs": data["epochs"],
+        "load_min": min(min(r["load_average"]) for r in runs),
+        "load_max": max(max(r["load_average"]) for r in runs),
+    }
+    for framework, recipes in summarise_practice(data).items():
+        for recipe, measures in recipes.items():
+            for measure, stats in measures.items():
+                stem = f"{framework}_{recipe}_{measure}"
+                fields[stem] = stats["mean"]
+                fields[f"{stem}_min"], fields[f"{stem}_max"] = stats["min"], stats["max"]
+    return fields

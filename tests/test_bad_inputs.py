@@ -727,6 +727,68 @@ def _(framework, d2l, data):
     return lambda: block(ids(framework, np.ones((2, 3, 8))), enc_outputs)
 
 
+# --- Training a Transformer Well -------------------------------------------------------------------------------
+
+for _name in ("num_hiddens", "warmup_steps"):
+
+    @case(f"WarmupSchedule: {_name}", _name)
+    def _(framework, d2l, data, name=_name):
+        sizes = {"num_hiddens": 32, "warmup_steps": 4, name: data.draw(bad_size)}
+        return lambda: d2l.WarmupSchedule(**sizes)
+
+
+@case("train_seq2seq: schedule", "schedule")
+def _(framework, d2l, data):
+    arrays, vocab = d2l.reversal_arrays(4, 9)
+    net = d2l.EncoderDecoder(
+        d2l.PreNormTransformerEncoder(len(vocab), 8, 16, 2, 1, 0.0),
+        d2l.PreNormTransformerDecoder(len(vocab), 8, 16, 2, 1, 0.0),
+    )
+    bad = data.draw(st.sampled_from([0.5, "warmup", 4000]))
+    data_iter = d2l.load_array(arrays, 2)
+    return lambda: d2l.train_seq2seq(net, data_iter, 0.01, 1, vocab, d2l.cpu(), schedule=bad)
+
+
+for _name in ("num_hiddens", "ffn_num_hiddens", "num_layers"):
+
+    @case(f"PreNormTransformerEncoder, PreNormTransformerDecoder: {_name}", _name)
+    def _(framework, d2l, data, name=_name):
+        sizes = dict(TRANSFORMER_SIZES, **{name: data.draw(bad_size)})
+        cls = data.draw(
+            st.sampled_from([d2l.PreNormTransformerEncoder, d2l.PreNormTransformerDecoder])
+        )
+        return lambda: cls(**sizes)
+
+
+@case("PreNormEncoderBlock, PreNormDecoderBlock: dropout", "dropout")
+def _(framework, d2l, data):
+    cls = data.draw(st.sampled_from([d2l.PreNormEncoderBlock, d2l.PreNormDecoderBlock]))
+    return lambda: cls(8, 16, 2, data.draw(bad_dropout))
+
+
+@case("PreNormEncoderBlock: int X", "X")
+def _(framework, d2l, data):
+    block = ready(framework, d2l.PreNormEncoderBlock(8, 16, 2, 0.0))
+    return lambda: block(ids(framework, np.ones((2, 3, 8))))
+
+
+@case("PreNormDecoderBlock: cache of another width", "cache")
+def _(framework, d2l, data):
+    block = ready(framework, d2l.PreNormDecoderBlock(8, 16, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 8), np.float32))
+    cache = T(framework, np.ones((2, 2, 8 + data.draw(st.integers(1, 3))), np.float32))
+    return lambda: block(X, X, None, cache)
+
+
+@case("PreNormTransformerDecoder: ids", "X")
+def _(framework, d2l, data):
+    encoder = ready(framework, d2l.PreNormTransformerEncoder(6, 8, 16, 2, 1, 0.0))
+    decoder = ready(framework, d2l.PreNormTransformerDecoder(6, 8, 16, 2, 1, 0.0))
+    state = decoder.init_state(encoder(ids(framework, np.ones((2, 3)))), None)
+    X = bad_ids(framework, data, 6, (2, 3))
+    return lambda: decoder(X, state)
+
+
 # --- data and weights ---------------------------------------------------------------------------------------------
 
 

@@ -212,6 +212,12 @@ def examples(framework):
         enc_outputs = encoder(src, lens([3, 5]))
         return decoder(ids((2, 4)), decoder.init_state(enc_outputs, lens([3, 5])))
 
+    def pre_norm_transformer():
+        encoder = L(d2l.PreNormTransformerEncoder(6, 8, 16, 2, 2, 0.0))
+        decoder = L(d2l.PreNormTransformerDecoder(6, 8, 16, 2, 2, 0.0))
+        enc_outputs = encoder(src, lens([3, 5]))
+        return decoder(ids((2, 4)), decoder.init_state(enc_outputs, lens([3, 5])))
+
     def tied_transformer():
         encoder = L(d2l.TransformerEncoder(6, 8, 16, 2, 2, 0.0))
         decoder = L(d2l.TiedTransformerDecoder(6, 8, 16, 2, 2, 0.0))
@@ -254,6 +260,15 @@ def examples(framework):
             src, lens([2, 4])
         ),
         "TransformerDecoder": transformer,
+        "WarmupSchedule": lambda: [float(d2l.WarmupSchedule(8, 3)(t)) for t in (1, 2, 5)],
+        "PreNormEncoderBlock": lambda: L(d2l.PreNormEncoderBlock(8, 16, 2, 0.0))(X, lens([2, 4])),
+        "PreNormDecoderBlock": lambda: L(d2l.PreNormDecoderBlock(8, 16, 2, 0.0))(
+            X, X, lens([2, 4])
+        ),
+        "PreNormTransformerEncoder": lambda: L(d2l.PreNormTransformerEncoder(6, 8, 16, 2, 2, 0.0))(
+            src, lens([2, 4])
+        ),
+        "PreNormTransformerDecoder": pre_norm_transformer,
         "LabelSmoothedCELoss": lambda: L(d2l.LabelSmoothedCELoss(0.1))(
             T((2, 5, 6)), ids((2, 5)), lens([2, 4])
         ),

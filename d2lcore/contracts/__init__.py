@@ -451,6 +451,15 @@ _LOSS_FN = Function(
     "a masked loss, called as loss_fn(pred, label, valid_len) -> (batch,) sums per sequence, e.g. "
     "d2l.LabelSmoothedCELoss(0.1)"
 )
+def _schedule(call, name, value):
+    """A learning-rate schedule: called with the number of an update, as the framework's machinery calls it."""
+    if not callable(value):
+        raise TypeError(
+            f"{name} must be None or a learning-rate schedule called with the update's number, such as "
+            f"WarmupSchedule(num_hiddens, warmup_steps); got {value!r:.60}"
+        )
+
+
 train_seq2seq = Contract(
     call=dict(
         net=ANY,
@@ -459,6 +468,7 @@ train_seq2seq = Contract(
         tgt_vocab=VocabWith("<bos>"),
         device=ANY,
         loss_fn=Maybe(_LOSS_FN),
+        schedule=Maybe(Rule(_schedule)),
     )
 )
 
@@ -819,3 +829,23 @@ GroupedQueryAttention = Contract(
     init_rules=(_heads_divide, _kv_heads_divide),
 )
 tiled_attention = Contract(call=dict(DotProductAttention.call, causal=Bool(), tile_size=Int(1)))
+# --- Training a Transformer Well -------------------------------------------------------------------------------------
+
+WarmupSchedule = Contract(init=dict(num_hiddens=Int(1), warmup_steps=Int(1)))
+PreNormEncoderBlock = Contract(call=TransformerEncoderBlock.call, **_BLOCK)
+PreNormDecoderBlock = Contract(call=TransformerDecoderBlock.call, **_BLOCK)
+PreNormTransformerEncoder = Contract(
+    init=_TRANSFORMER_SIZES,
+    init_rules=(_heads_divide,),
+    call=TransformerEncoder.call,
+    dims=_coder_dims,
+    rules=(_positions_fit,),
+)
+PreNormTransformerDecoder = Contract(
+    init=_TRANSFORMER_SIZES,
+    init_rules=(_heads_divide,),
+    call=TransformerDecoder.call,
+    methods=dict(init_state=dict(enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_ENC_LENS)),
+    dims=_decoder_dims,
+    rules=(_decoder_positions,),
+)

@@ -45,7 +45,9 @@ from .encoder_decoder import *  # noqa: F403
 from .kernel_regression import *  # noqa: F403
 from .multihead import *  # noqa: F403
 from .positional import *  # noqa: F403
+from .prenorm import *  # noqa: F403
 from .runtime import *  # noqa: F403
+from .schedules import *  # noqa: F403
 from .seq2seq import *  # noqa: F403
 from .tensors import checked
 from .training import *  # noqa: F403

@@ -22,17 +22,24 @@ def _initialize(net, device):
 
 
 @checked
-def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=None):
+def train_seq2seq(
+    net, data_iter, lr, num_epochs, tgt_vocab, device, schedule=None, loss_fn=None
+):
     """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
-    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
-    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
-    (batch,)). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums
-    per sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the
-    loss per token of every epoch."""
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm
+    clipped to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps),
+    Y_valid_len (batch,)). ``schedule``: None (the rate lr throughout) or an
+    mx.lr_scheduler.LRScheduler, such as WarmupSchedule, whose base_lr the Trainer sets to
+    lr. ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums per
+    sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the loss
+    per token of every epoch."""
     _initialize(net, device)
     net.hybridize(static_alloc=True)  # each HybridBlock inside runs as a cached graph
     params = net.collect_params()
-    trainer = gluon.Trainer(params, "adam", {"learning_rate": lr})
+    settings = {"learning_rate": lr}
+    if schedule is not None:  # the rate of update t (1, 2, ...): schedule(t)
+        settings["lr_scheduler"] = schedule
+    trainer = gluon.Trainer(params, "adam", settings)
     # clip_global_norm takes legacy arrays: as_nd_ndarray() gives views of the gradients
     grads = [p.grad().as_nd_ndarray() for p in params.values()]
     loss_fn = MaskedSoftmaxCELoss() if loss_fn is None else loss_fn

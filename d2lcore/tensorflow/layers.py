@@ -45,3 +45,11 @@ def tracked_sublayers(layer):
 def all_layers(layer):
     """``layer`` and all its sublayers, recursively, ``layer`` first."""
     return list(layer._flatten_layers())
+
+
+def untrack(layer, sublayers):
+    """Stop tracking ``sublayers`` (layers that ``layer`` holds) as parts of ``layer``: a
+    subclass that replaces its parent's sublayers, before they are built, drops the old ones
+    (Keras would otherwise keep them among the layer's sublayers and weights)."""
+    for sub in sublayers:
+        layer._tracker.untrack(sub)

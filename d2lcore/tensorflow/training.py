@@ -20,6 +20,17 @@ def _initialize(net):
     load_weights(net, xavier_uniform_weights(export_weights(net)))
 
 
+class _Scaled(keras.optimizers.schedules.LearningRateSchedule):
+    """lr times ``schedule``'s rate: the learning rate of train_seq2seq with a schedule."""
+
+    def __init__(self, schedule, lr):
+        super().__init__()
+        self.schedule, self.lr = schedule, lr
+
+    def __call__(self, step):
+        return self.lr * self.schedule(step)
+
+
 def _device_name(device):
     """The name for tf.device of a tf.config.LogicalDevice or a str such as "/GPU:0"."""
     return device if isinstance(device, str) else device.name
@@ -49,16 +60,21 @@ def _make_train_step(net, optimizer, loss_fn, bos, batch):
 
 
 @checked
-def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=None):
+def train_seq2seq(
+    net, data_iter, lr, num_epochs, tgt_vocab, device, schedule=None, loss_fn=None
+):
     """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
-    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
-    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
-    (batch,)). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums
-    per sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the
-    loss per token of every epoch."""
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm
+    clipped to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps),
+    Y_valid_len (batch,)). ``schedule``: None (the rate lr throughout) or a Keras
+    LearningRateSchedule, such as WarmupSchedule: update t then has the rate lr *
+    schedule(t - 1). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) ->
+    (batch,) sums per sequence; MaskedSoftmaxCELoss() if None. Shows the record
+    "training"; returns the loss per token of every epoch."""
     with tf.device(_device_name(device)):
         _initialize(net)
-        optimizer = keras.optimizers.Adam(learning_rate=lr, global_clipnorm=1)
+        rate = lr if schedule is None else _Scaled(schedule, lr)
+        optimizer = keras.optimizers.Adam(learning_rate=rate, global_clipnorm=1)
         loss_fn = MaskedSoftmaxCELoss() if loss_fn is None else loss_fn
         animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
         train_step = None

@@ -2,6 +2,7 @@
 
 import torch
 from torch import nn
+from torch.optim.lr_scheduler import LambdaLR
 
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.plotting import Animator
@@ -22,17 +23,23 @@ def _initialize(net, device):
 
 
 @checked
-def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=None):
+def train_seq2seq(
+    net, data_iter, lr, num_epochs, tgt_vocab, device, schedule=None, loss_fn=None
+):
     """Train ``net`` (an EncoderDecoder), first reinitialised by d2lcore.initialization's
-    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm clipped
-    to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps), Y_valid_len
-    (batch,)). ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums
-    per sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the
-    loss per token of every epoch."""
+    rule, with Adam on the loss per token, teacher-forced, the gradient's global norm
+    clipped to 1. Batches: (X (batch, steps), X_valid_len (batch,), Y (batch, steps),
+    Y_valid_len (batch,)). ``schedule``: None (the rate lr throughout) or a factor for
+    LambdaLR, such as WarmupSchedule: update t then has the rate lr * schedule(t - 1).
+    ``loss_fn``: the masked loss, loss_fn(pred, label, valid_len) -> (batch,) sums per
+    sequence; MaskedSoftmaxCELoss() if None. Shows the record "training"; returns the loss
+    per token of every epoch."""
     net.to(device)
     _initialize(net, device)
     # fused=True: the same Adam update, computed in fewer, larger operations
     optimizer = torch.optim.Adam(net.parameters(), lr, fused=True)
+    # The learning rate of each update: lr times the schedule's factor (LambdaLR)
+    scheduler = None if schedule is None else LambdaLR(optimizer, schedule)
     loss_fn = MaskedSoftmaxCELoss() if loss_fn is None else loss_fn
     animator = Animator(xlabel="epoch", ylabel="loss per token", xlim=[0, num_epochs])
     bos = tgt_vocab["<bos>"]
@@ -55,6 +62,8 @@ def train_seq2seq(net, data_iter, lr, num_epochs, tgt_vocab, device, loss_fn=Non
             (loss / tokens).backward()  # the gradient of the loss per token
             nn.utils.clip_grad_norm_(net.parameters(), 1)  # its global norm at most 1
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()  # the next update's rate
             loss_sum += loss.detach()
             num_tokens += tokens
         losses.append((loss_sum / num_tokens).item())  # the epoch's loss per token

@@ -1,0 +1,181 @@
+"""Pre-norm Transformer blocks in MXNet (Training a Transformer Well): the layer norm moves
+from after each residual connection to the input of each sublayer, x + Sublayer(LayerNorm(x)),
+and the encoder and decoder end with a final layer norm. Xiong et al., 2020, "On layer
+normalization in the Transformer architecture"."""
+
+import math
+
+from mxnet import np
+from mxnet.gluon import nn
+
+from d2lcore.transformer import LAYER_NORM_EPS
+
+from .blocks import HybridBlock
+from .multihead import MultiHeadAttention
+from .tensors import checked
+from .transformer import PositionWiseFFN, TransformerDecoder, TransformerEncoder
+
+
+@checked
+class PreNormEncoderBlock(HybridBlock):
+    """Multi-head self-attention, then the position-wise FFN, each as
+    X + dropout(Sublayer(LayerNorm(X))): the layer norms (ln1, ln2) normalise the sublayers'
+    inputs, and the residual path from the block's input to its output is never normalised.
+
+    X (batch, steps, num_hiddens), valid_lens None, (batch,) or (batch, steps) ->
+    (batch, steps, num_hiddens). hybrid_forward is the graph, once hybridized."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.ln2 = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, X, valid_lens=None):
+        # The lengths that the graph's attention reads, (batch, steps) int32
+        valid_lens = self.attention.query_lengths(X, X, valid_lens)
+        Y, self.attention.head_weights = super().forward(X, valid_lens)
+        return Y
+
+    def hybrid_forward(self, F, X, valid_lens):
+        Y = self.ln1(X)
+        X = X + self.dropout(self.attention(Y, Y, Y, valid_lens))
+        return X + self.dropout(self.ffn(self.ln2(X))), self.attention.head_weights
+
+
+@checked
+class PreNormDecoderBlock(HybridBlock):
+    """Causal self-attention, encoder–decoder attention, then the position-wise FFN, each as
+    X + dropout(Sublayer(LayerNorm(X))) (layer norms ln1, ln2, ln3).
+
+    Arguments, cache and result as in TransformerDecoderBlock: the cache holds the block's
+    inputs at the earlier positions, which ln1 normalises as keys and values (a layer norm
+    works position by position). Returns (output (batch, steps, num_hiddens), key_values
+    (batch, past + steps, num_hiddens)). forward gives the cache and both attentions'
+    lengths to hybrid_forward, the graph once hybridized."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+        self.self_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
+        self.ln2 = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+        self.cross_attention = MultiHeadAttention(
+            num_hiddens, num_heads, dropout, use_bias
+        )
+        self.ln3 = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, X, enc_outputs, enc_valid_lens=None, cache=None):
+        batch, steps = X.shape[:2]
+        # The keys and values of the self-attention: positions 0, ..., past + steps - 1
+        key_values = X if cache is None else np.concatenate((cache, X), axis=1)
+        past = key_values.shape[1] - steps
+        # Causal mask: query i (position past + i) sees the first past + i + 1 keys
+        lens = np.arange(past + 1, past + steps + 1, dtype="int32", ctx=X.ctx)
+        dec_valid_lens = np.broadcast_to(lens, (batch, steps))  # (batch, steps)
+        # The lengths that the graph's encoder–decoder attention reads, (batch, steps) int32
+        enc_valid_lens = self.cross_attention.query_lengths(
+            X, enc_outputs, enc_valid_lens
+        )
+        Y, self.self_attention.head_weights, self.cross_attention.head_weights = (
+            super().forward(X, key_values, enc_outputs, dec_valid_lens, enc_valid_lens)
+        )
+        return Y, key_values
+
+    def hybrid_forward(self, F, X, key_values, enc_outputs, dec_lens, enc_lens):
+        Y, KV = self.ln1(X), self.ln1(key_values)
+        X = X + self.dropout(self.self_attention(Y, KV, KV, dec_lens))
+        Y = self.ln2(X)
+        X = X + self.dropout(self.cross_attention(Y, enc_outputs, enc_outputs, enc_lens))
+        # The weights of both attentions (symbols in the graph) are outputs of the graph too
+        weights = self.self_attention.head_weights, self.cross_attention.head_weights
+        return X + self.dropout(self.ffn(self.ln3(X))), *weights
+
+
+@checked
+class PreNormTransformerEncoder(TransformerEncoder):
+    """TransformerEncoder with pre-norm blocks and a final layer norm ``ln``, without which
+    the output would be the unnormalised sum of the embeddings and of every block's
+    sublayers. X (batch, steps), valid_lens None or (batch,) -> (batch, steps, num_hiddens)."""
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ):
+        super().__init__(
+            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
+            use_bias, max_len,
+        )  # fmt: skip
+        self.blks = nn.HybridSequential()
+        for _ in range(num_layers):
+            self.blks.add(
+                PreNormEncoderBlock(
+                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
+                )
+            )
+        self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+
+    def forward(self, X, valid_lens=None):
+        return self.ln(super().forward(X, valid_lens))  # the blocks, then the final norm
+
+
+@checked
+class PreNormTransformerDecoder(TransformerDecoder):
+    """TransformerDecoder with pre-norm blocks and a final layer norm ``ln`` before the dense
+    layer, which would otherwise read the unnormalised sum of every block's sublayers. State,
+    call and attention weights as in TransformerDecoder."""
+
+    def __init__(
+        self,
+        vocab_size,
+        num_hiddens,
+        ffn_num_hiddens,
+        num_heads,
+        num_layers,
+        dropout,
+        use_bias=False,
+        max_len=1000,
+    ):
+        super().__init__(
+            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
+            use_bias, max_len,
+        )  # fmt: skip
+        self.blks = nn.HybridSequential()
+        for _ in range(num_layers):
+            self.blks.add(
+                PreNormDecoderBlock(
+                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
+                )
+            )
+        self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
+
+    def forward(self, X, state):
+        enc_outputs, enc_valid_lens, caches = state
+        past = 0 if caches[0] is None else caches[0].shape[1]  # positions decoded so far
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), past)
+        new_caches = []
+        for blk, cache in zip(self.blks, caches):
+            X, key_values = blk(X, enc_outputs, enc_valid_lens, cache)
+            new_caches.append(key_values)
+        # The final norm, then the dense layer
+        return self.dense(self.ln(X)), (enc_outputs, enc_valid_lens, tuple(new_caches))
+
+
+__all__ = [
+    "PreNormDecoderBlock",
+    "PreNormEncoderBlock",
+    "PreNormTransformerDecoder",
+    "PreNormTransformerEncoder",
+]  # the names d2lcore.mxnet re-exports
