@@ -12,7 +12,12 @@ from d2lcore.evaluation import (
 )
 from d2lcore.initialization import xavier_uniform_weights
 from d2lcore.kernel_regression import loo_loss, show_loo_minimum
-from d2lcore.measurements import show_bottleneck, show_smoothing_study
+from d2lcore.measurements import (
+    show_beam_search,
+    show_bottleneck,
+    show_efficient_attention,
+    show_smoothing_study,
+)
 from d2lcore.metrics import bleu, corpus_scores
 from d2lcore.plotting import (
     Animator,
@@ -74,6 +79,8 @@ __all__ = [
     "show_training",
     "show_bottleneck",
     "show_smoothing_study",
+    "show_beam_search",
+    "show_efficient_attention",
     "set_figsize",
     "show_heatmaps",
     "to_numpy",

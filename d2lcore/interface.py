@@ -141,10 +141,11 @@ SECTIONS = {
         "TiedTransformerDecoder",
         "show_smoothing_study",
     ),
-    "Decoding: Greedy and Beam Search": ("beam_search",),
+    "Decoding: Greedy and Beam Search": ("beam_search", "show_beam_search"),
     "Grouped-Query and Memory-Efficient Attention": (
         "GroupedQueryAttention",
         "tiled_attention",
+        "show_efficient_attention",
     ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""

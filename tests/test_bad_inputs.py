@@ -1417,6 +1417,18 @@ def _(framework, d2l, data):
     return lambda: d2l.show_smoothing_study("pytorch", path)
 
 
+@case("neutral: show_beam_search path", "path")
+def _(framework, d2l, data):
+    path = data.draw(st.sampled_from([3, 1.5, b"beam_search.json", ["x.json"]]))
+    return lambda: d2l.show_beam_search(path)
+
+
+@case("neutral: show_efficient_attention path", "path")
+def _(framework, d2l, data):
+    path = data.draw(st.sampled_from([3, 1.5, b"efficient_attention.json", ["x.json"]]))
+    return lambda: d2l.show_efficient_attention(path)
+
+
 _NEIGHBOURS = dict(num_examples=4, num_steps=8, num_symbols=8, seed=0)
 for _argument, _strategy in (
     ("num_examples", bad_size),
