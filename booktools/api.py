@@ -23,6 +23,11 @@ Use it in a MyST page inside an ``{eval-rst}`` block::
     ```{eval-rst}
     .. d2l-api::
     ```
+
+Its content, if any, is the titles of the sections to render, one per line (a page of the API in several parts,
+so that none is too long to read); without content it renders them all. The interface's docstring comes with
+the part that holds the first section. tests/test_api_page.py checks that the parts of the book's API pages
+hold every section once, in order.
 """
 
 import importlib
@@ -149,17 +154,27 @@ def _source(obj):
 class Api(SphinxDirective):
     """``.. d2l-api::``: the interface's docstring, then every public name by section (see the module's docstring)."""
 
-    has_content = False
+    has_content = True
 
     def run(self):
         from d2lcore import common, interface
 
         module = importlib.import_module(REGISTRY[REFERENCE].module)
         self.env.note_dependency(inspect.getsourcefile(interface))
-        # the docstring without its first two paragraphs, which say what the page's introduction says
-        intro = inspect.cleandoc(interface.__doc__).split("\n\n", 2)[2]
-        lines = [*literal_roles(intro).splitlines(), ""]
-        for title, names in interface.SECTIONS.items():
+        titles = [line.strip() for line in self.content if line.strip()] or list(interface.SECTIONS)
+        unknown = [title for title in titles if title not in interface.SECTIONS]
+        if unknown:
+            raise self.error(
+                f"d2l-api: {unknown} are not sections of d2lcore/interface.py; its sections are "
+                f"{list(interface.SECTIONS)}"
+            )
+        lines = []
+        if titles[0] == next(iter(interface.SECTIONS)):
+            # the docstring without its first two paragraphs, which say what the page's introduction says
+            intro = inspect.cleandoc(interface.__doc__).split("\n\n", 2)[2]
+            lines += [*literal_roles(intro).splitlines(), ""]
+        for title in titles:
+            names = interface.SECTIONS[title]
             lines += [title, "-" * len(title), ""]
             for name in names:
                 obj = getattr(module, name)

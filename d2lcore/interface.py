@@ -6,7 +6,7 @@ modules with each other (the one documented difference: PyTorch's ``AddNorm`` al
 which ``nn.LayerNorm`` is built). A name that is one framework-neutral object (plotting, records, text, BLEU)
 is defined once, in ``d2lcore/*.py``, and every module re-exports it; a name of a framework is defined once in
 each ``d2lcore/<framework>/``. This module lists names only, never a signature: the API page
-(``chapters/api.md``) shows each name's signature and docstring as its PyTorch code has them.
+(``chapters/api.md`` and its parts, each naming its sections) shows each name's signature and docstring as its PyTorch code has them.
 
 **Layers.** For a layer, ``forward`` stands for the computation that calling the layer runs: ``forward`` in MXNet
 and PyTorch, ``call`` in Keras. A layer's forward pass runs in evaluation mode unless the framework's training
