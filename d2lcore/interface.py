@@ -139,6 +139,13 @@ SECTIONS = {
         "GroupedQueryAttention",
         "tiled_attention",
     ),
+    "Decoder-Only Models, the Key–Value Cache and Rotary Embeddings": (
+        "rotary_embedding",
+        "CausalSelfAttention",
+        "DecoderOnlyBlock",
+        "PrefixLM",
+        "generate",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 
