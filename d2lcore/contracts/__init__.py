@@ -893,8 +893,8 @@ def _cache_fits(call):
     max_len = call.dims["max_len"]
     if None not in (past, steps) and past + steps > max_len:
         raise ValueError(
-            f"caches must leave room for X: a cache of {past} positions and X's {steps} steps make "
-            f"{past + steps} positions, more than the model's max_len = {max_len}: start again with a shorter "
+            f"caches must leave room for X within the model's max_len = {max_len} positions; got a cache of "
+            f"{past} positions and X of {steps} steps, {past + steps} positions: start again with a shorter "
             "sequence, or raise max_len"
         )
 
@@ -935,8 +935,8 @@ def _prompt_fits(call):
     total = ids.shape[1] + call.arguments["num_steps"] - 1  # the last token is not fed back
     if total > net.max_len:
         raise ValueError(
-            f"num_steps must keep the positions within net.max_len = {net.max_len}: a prompt of {ids.shape[1]} "
-            f"tokens and {call.arguments['num_steps']} steps need {total} positions"
+            f"num_steps must keep the positions within net.max_len = {net.max_len}; got {call.arguments['num_steps']} "
+            f"steps after a prompt of {ids.shape[1]} tokens, which need {total} positions"
         )
 
 
