@@ -31,7 +31,7 @@ def rotary_embedding(X, offset=0, base=10000):
     return rotated.reshape(X.shape)  # the pairs side by side again: (..., steps, d)
 
 
-def prefix_lengths(past, steps, prefix_lens, batch, ctx):
+def _prefix_lengths(past, steps, prefix_lens, batch, ctx):
     """How many keys each new query sees: query i sits at position past + i and sees the keys
     0, ..., past + i (causal, aligned to the last key) and the whole prefix: max(past + i + 1,
     prefix_len). -> (batch, steps) int32."""
@@ -77,7 +77,7 @@ class CausalSelfAttention(nn.Block):
             K = np.concatenate((cache[0], K), axis=2)
             V = np.concatenate((cache[1], V), axis=2)
         d = Q.shape[-1]
-        lens = prefix_lengths(past, steps, prefix_lens, batch, X.ctx)
+        lens = _prefix_lengths(past, steps, prefix_lens, batch, X.ctx)
         output = self.attention(  # heads folded into the batch: (batch * heads, n, d)
             Q.reshape(-1, steps, d),
             K.reshape(-1, past + steps, d),

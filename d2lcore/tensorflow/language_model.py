@@ -34,7 +34,7 @@ def rotary_embedding(X, offset=0, base=10000):
     return tf.reshape(rotated, tf.shape(X))
 
 
-def prefix_lengths(past, steps, prefix_lens, batch):
+def _prefix_lengths(past, steps, prefix_lens, batch):
     """How many keys each new query sees: query i sits at position past + i and sees the keys
     0, ..., past + i (causal, aligned to the last key) and the whole prefix: max(past + i + 1,
     prefix_len). -> (batch, steps) int32."""
@@ -80,7 +80,7 @@ class CausalSelfAttention(Layer):
         if cache is not None:  # the cached keys and values are projected already
             K, V = tf.concat((cache[0], K), axis=2), tf.concat((cache[1], V), axis=2)
         d = Q.shape[-1]
-        lens = prefix_lengths(past, steps, prefix_lens, batch)
+        lens = _prefix_lengths(past, steps, prefix_lens, batch)
         output = self.attention(  # heads folded into the batch: (batch * heads, n, d)
             tf.reshape(Q, (-1, steps, d)),
             tf.reshape(K, (-1, past + steps, d)),

@@ -31,7 +31,7 @@ def rotary_embedding(X, offset=0, base=10000):
     return rotated.flatten(-2)  # the pairs side by side again: (..., steps, d)
 
 
-def prefix_lengths(past, steps, prefix_lens, batch, device):
+def _prefix_lengths(past, steps, prefix_lens, batch, device):
     """How many keys each new query sees: query i sits at position past + i and sees the keys
     0, ..., past + i (causal, aligned to the last key) and the whole prefix: max(past + i + 1,
     prefix_len). -> (batch, steps)."""
@@ -75,7 +75,7 @@ class CausalSelfAttention(nn.Module):
         if cache is not None:  # the cached keys and values are projected already
             K, V = torch.cat((cache[0], K), dim=2), torch.cat((cache[1], V), dim=2)
         d = Q.shape[-1]
-        lens = prefix_lengths(past, steps, prefix_lens, batch, X.device)
+        lens = _prefix_lengths(past, steps, prefix_lens, batch, X.device)
         output = self.attention(  # heads folded into the batch: (batch * heads, n, d)
             Q.reshape(-1, steps, d),
             K.reshape(-1, past + steps, d),
