@@ -147,6 +147,13 @@ SECTIONS = {
         "tiled_attention",
         "show_efficient_attention",
     ),
+    "Decoder-Only Models, the Key–Value Cache and Rotary Embeddings": (
+        "rotary_embedding",
+        "CausalSelfAttention",
+        "DecoderOnlyBlock",
+        "PrefixLM",
+        "generate",
+    ),
 }
 """The public names of every framework module, by section of the API page, in the page's order."""
 

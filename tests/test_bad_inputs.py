@@ -1218,6 +1218,142 @@ def _(framework, d2l, data):
     return lambda: d2l.tiled_attention(X, X, X, lengths_with(framework, data, 2, bad))
 
 
+# --- Decoder-Only Models, the Key–Value Cache and Rotary Embeddings --------------------------------------------
+
+
+@case("rotary_embedding: odd features", "X")
+def _(framework, d2l, data):
+    d = data.draw(st.sampled_from([1, 3, 5, 7]))
+    return lambda: d2l.rotary_embedding(T(framework, np.ones((2, 3, d), np.float32)))
+
+
+@case("rotary_embedding: int X", "X")
+def _(framework, d2l, data):
+    return lambda: d2l.rotary_embedding(T(framework, np.ones((2, 3, 4), np.int32)))
+
+
+@case("rotary_embedding: offset", "offset")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    return lambda: d2l.rotary_embedding(X, data.draw(bad_index))
+
+
+@case("rotary_embedding: base", "base")
+def _(framework, d2l, data):
+    X = T(framework, np.ones((2, 3, 4), np.float32))
+    base = data.draw(st.one_of(st.floats(-10, 0.99), st.sampled_from([math.inf, "1e4", None])))
+    return lambda: d2l.rotary_embedding(X, 0, base)
+
+
+@case("CausalSelfAttention: num_heads", "num_heads")
+def _(framework, d2l, data):
+    heads = data.draw(st.one_of(bad_size, st.sampled_from([3, 5])))  # 3, 5 do not divide 16
+    return lambda: d2l.CausalSelfAttention(16, heads, 0.0)
+
+
+@case("CausalSelfAttention: rotary", "rotary")
+def _(framework, d2l, data):
+    return lambda: d2l.CausalSelfAttention(8, 2, 0.0, False, data.draw(bad_bool))
+
+
+@case("CausalSelfAttention: prefix lengths", "prefix_lens")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.CausalSelfAttention(8, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 8), np.float32))
+    bad = data.draw(st.sampled_from(["float", "bool", "negative int"]))
+    return lambda: layer(X, lengths_with(framework, data, 2, bad))
+
+
+@case("CausalSelfAttention: cache not a pair", "cache")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.CausalSelfAttention(8, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 8), np.float32))
+    _, (keys, values) = layer(X)
+    cache = data.draw(st.sampled_from(["keys", "triple", "list of one"]))
+    bad = {"keys": keys, "triple": (keys, values, keys), "list of one": [keys]}[cache]
+    return lambda: layer(X, None, bad)
+
+
+@case("CausalSelfAttention: cache of other heads", "cache")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.CausalSelfAttention(8, 2, 0.0))
+    X = T(framework, np.ones((2, 3, 8), np.float32))
+    layer(X)
+    # (batch, heads, past, head_size) with a wrong number of heads, head size or batch
+    shape = data.draw(st.sampled_from([(2, 4, 3, 2), (2, 2, 3, 8), (3, 2, 3, 4), (2, 3, 4)]))
+    kv = T(framework, np.ones(shape, np.float32))
+    return lambda: layer(X, None, (kv, kv))
+
+
+@case("DecoderOnlyBlock: dropout", "dropout")
+def _(framework, d2l, data):
+    return lambda: d2l.DecoderOnlyBlock(8, 16, 2, data.draw(bad_dropout))
+
+
+@case("DecoderOnlyBlock: num_heads", "num_heads")
+def _(framework, d2l, data):
+    return lambda: d2l.DecoderOnlyBlock(8, 16, data.draw(st.sampled_from([3, 5])), 0.0)
+
+
+@case("PrefixLM: cache longer than max_len", "caches")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, max_len=6))
+    prompt = data.draw(st.integers(1, 6))
+    _, caches = net(ids(framework, np.ones((2, prompt))))
+    steps = 7 - prompt + data.draw(st.integers(0, 2))  # past + steps > 6
+    return lambda: net(ids(framework, np.ones((2, steps))), None, caches)
+
+
+@case("PrefixLM: caches of another depth", "caches")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0))
+    X = ids(framework, np.ones((2, 3)))
+    _, caches = net(X)
+    bad = data.draw(st.sampled_from(["one", "three", "not a tuple"]))
+    caches = {"one": caches[:1], "three": caches + caches[:1], "not a tuple": caches[0][0]}[bad]
+    return lambda: net(X, None, caches)
+
+
+@case("PrefixLM: token out of range", "X")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0))
+    token = data.draw(st.sampled_from([-1, 6, 9]))
+    return lambda: net(ids(framework, np.array([[1, token, 2]])))
+
+
+@case("PrefixLM: max_len", "max_len")
+def _(framework, d2l, data):
+    return lambda: d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, False, data.draw(bad_size))
+
+
+@case("generate: separator missing from a prefix", "prompt")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0))
+    row = data.draw(st.integers(0, 1))
+    prompt = np.array([[2, 1, 3], [4, 1, 5]])
+    prompt[row, 1] = 2  # no separator (1) in this row
+    return lambda: d2l.generate(net, ids(framework, prompt), 3, 1)
+
+
+@case("generate: num_steps beyond max_len", "num_steps")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, max_len=8))
+    steps = data.draw(st.integers(7, 12))  # 3 prompt tokens + steps - 1 > 8
+    return lambda: d2l.generate(net, ids(framework, [[2, 1, 3]]), steps, 1)
+
+
+@case("generate: net not a PrefixLM", "net")
+def _(framework, d2l, data):
+    layer = ready(framework, d2l.CausalSelfAttention(8, 2, 0.0))
+    return lambda: d2l.generate(layer, ids(framework, [[2, 1, 3]]), 2, 1)
+
+
+@case("generate: use_cache", "use_cache")
+def _(framework, d2l, data):
+    net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0))
+    return lambda: d2l.generate(net, ids(framework, [[2, 1, 3]]), 2, 1, data.draw(bad_bool))
+
+
 FRAMEWORK_CASES = sorted(CASES)
 
 # --- framework-neutral cases (d2lcore.common), run once, in the main process ----------------------------------------

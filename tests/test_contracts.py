@@ -224,6 +224,21 @@ def examples(framework):
         enc_outputs = encoder(src, lens([3, 5]))
         return decoder(ids((2, 4)), decoder.init_state(enc_outputs, lens([3, 5])))
 
+    def prefix_lm():
+        net = L(d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, max_len=10))
+        _, caches = net(ids((2, 4)), lens([2, 3]))
+        return net(ids((2, 2)), lens([2, 3]), caches)
+
+    def causal_attention():
+        layer = L(d2l.CausalSelfAttention(8, 2, 0.0))
+        _, cache = layer(X, lens([2, 4]))
+        return layer(T((2, 3, 8)), lens([2, 4]), cache)
+
+    def lm_generate():
+        net = L(d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, max_len=10))
+        prompt = make_tensor(framework, np.array([[3, 1, 4], [1, 5, 2]], np.int32))
+        return d2l.generate(net, prompt, 3, 1)
+
     calls = {
         "masked_softmax": lambda: d2l.masked_softmax(T((2, 3, 5)), lens([2, 4])),
         "AdditiveAttention": lambda: L(d2l.AdditiveAttention(8, 0.0))(q, k, v, lens([2, 4])),
@@ -301,6 +316,11 @@ def examples(framework):
         "train_seq2seq": train,
         "predict_seq2seq": predict,
         "beam_search": beams,
+        "rotary_embedding": lambda: d2l.rotary_embedding(T((2, 3, 5, 4)), 2),
+        "CausalSelfAttention": causal_attention,
+        "DecoderOnlyBlock": lambda: L(d2l.DecoderOnlyBlock(8, 16, 2, 0.0))(X, lens([2, 4])),
+        "PrefixLM": prefix_lm,
+        "generate": lm_generate,
     }
     if (
         framework == "tensorflow"

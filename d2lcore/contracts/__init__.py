@@ -451,6 +451,8 @@ _LOSS_FN = Function(
     "a masked loss, called as loss_fn(pred, label, valid_len) -> (batch,) sums per sequence, e.g. "
     "d2l.LabelSmoothedCELoss(0.1)"
 )
+
+
 def _schedule(call, name, value):
     """A learning-rate schedule: called with the number of an update, as the framework's machinery calls it."""
     if not callable(value):
@@ -848,4 +850,129 @@ PreNormTransformerDecoder = Contract(
     methods=dict(init_state=dict(enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_ENC_LENS)),
     dims=_decoder_dims,
     rules=(_decoder_positions,),
+)
+
+# --- Decoder-Only Models, the Key–Value Cache and Rotary Embeddings --------------------------------------------------
+
+
+def _even_features(call):
+    """rotary_embedding rotates pairs of adjacent features: X's last dimension is even."""
+    d = call.dims.get("d")
+    if d is not None and d % 2:
+        raise ValueError(
+            f"X's last dimension must be even, as rotary_embedding rotates pairs of adjacent features "
+            f"(2i, 2i + 1); got d = {d}"
+        )
+
+
+rotary_embedding = Contract(
+    call=dict(X=Floats("... steps d"), offset=Int(0), base=Real(minimum=1)), rules=(_even_features,)
+)
+
+_KV = Floats("batch num_heads past head_size")
+
+
+def _kv_cache(call, name, value):
+    """One attention's cache: (keys, values), each (batch, num_heads, past, head_size)."""
+    keys, values = _tuple_of(name, value, ("keys", "values"))
+    _KV.check(call, f"{name}'s keys", keys)
+    _KV.check(call, f"{name}'s values", values)
+
+
+def _attention_heads(attention):
+    return {
+        "num_heads": attention.num_heads,
+        "head_size": attention.num_hiddens // attention.num_heads,
+    }
+
+
+_PREFIX_LENS = Maybe(Lengths("batch"))
+
+CausalSelfAttention = Contract(
+    init=dict(num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT, bias=Bool(), rotary=Bool()),
+    init_rules=(_heads_divide,),
+    call=dict(X=_HIDDEN, prefix_lens=_PREFIX_LENS, cache=Maybe(Rule(_kv_cache))),
+    dims=lambda layer, fw: _attention_heads(layer),
+    built=("X",),
+)
+DecoderOnlyBlock = Contract(
+    init=dict(_BLOCK_SIZES, rotary=Bool()),
+    init_rules=(_heads_divide,),
+    call=CausalSelfAttention.call,
+    dims=lambda block, fw: {
+        "num_hiddens": block.attention.num_hiddens,
+        **_attention_heads(block.attention),
+    },
+)
+
+
+def _lm_caches(call, name, value):
+    """None, or one (keys, values) per block, all of the same length past, which goes in the call's dims."""
+    layers = call.dims["num_layers"]
+    if not isinstance(value, tuple | list) or len(value) != layers:
+        raise ValueError(
+            f"{name} must be None or a tuple of num_layers = {layers} (keys, values) pairs, one per block, as "
+            f"the model's previous call returned; got {value!r:.80}"
+        )
+    for i, cache in enumerate(value):
+        _kv_cache(call, f"{name}[{i}]", cache)
+
+
+def _cache_fits(call):
+    """The cached positions and the new ones fit in max_len positions."""
+    caches, steps = call.arguments.get("caches"), call.dims.get("steps")
+    past = 0 if caches is None else call.dims.get("past")
+    max_len = call.dims["max_len"]
+    if None not in (past, steps) and past + steps > max_len:
+        raise ValueError(
+            f"caches must leave room for X within the model's max_len = {max_len} positions; got a cache of "
+            f"{past} positions and X of {steps} steps, {past + steps} positions: start again with a shorter "
+            "sequence, or raise max_len"
+        )
+
+
+PrefixLM = Contract(
+    init=_TRANSFORMER_SIZES,
+    init_rules=(_heads_divide,),
+    call=dict(X=_TOKENS, prefix_lens=_PREFIX_LENS, caches=Maybe(Rule(_lm_caches))),
+    dims=lambda lm, fw: {
+        **_embedding_dims(lm, fw),
+        "num_layers": lm.num_layers,
+        "max_len": lm.max_len,
+        **_attention_heads(lm.blks[0].attention),
+    },
+    rules=(_at_least_one_step, _cache_fits),
+)
+
+
+def _prompt_fits(call):
+    """net is a PrefixLM; every row of prompt holds the separator; the prompt and the generated tokens fit."""
+    net, prompt = call.arguments["net"], call.arguments["prompt"]
+    if not any(cls.__name__ == "PrefixLM" for cls in type(net).__mro__):
+        raise ValueError(
+            f"net must be a PrefixLM, which takes prefix lengths and caches; got {type(net).__name__}"
+        )
+    ids = call.fw.values(prompt)
+    if ids is None:
+        return
+    embedding = getattr(net, "embedding", None)
+    check_token_ids("prompt", ids, None if embedding is None else call.fw.rows(embedding))
+    separator = call.arguments["separator"]
+    missing = [row for row in range(ids.shape[0]) if not (ids[row] == separator).any()]
+    if missing:
+        raise ValueError(
+            f"prompt must hold the separator (token {separator}) in every row, where the prefix ends; got "
+            f"rows {missing[:5]} without it: a prefix language model's prompt is the source, then the separator"
+        )
+    total = ids.shape[1] + call.arguments["num_steps"] - 1  # the last token is not fed back
+    if total > net.max_len:
+        raise ValueError(
+            f"num_steps must keep the positions within net.max_len = {net.max_len}; got {call.arguments['num_steps']} "
+            f"steps after a prompt of {ids.shape[1]} tokens, which need {total} positions"
+        )
+
+
+generate = Contract(
+    call=dict(net=ANY, prompt=Ids("batch n"), num_steps=Int(1), separator=Int(0), use_cache=Bool()),
+    rules=(_prompt_fits,),
 )

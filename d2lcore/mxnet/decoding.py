@@ -139,4 +139,36 @@ def beam_search(
     return results
 
 
-__all__ = ["beam_search", "predict_seq2seq"]  # the names d2lcore.mxnet re-exports
+@checked
+def generate(net, prompt, num_steps, separator, use_cache=True):
+    """Greedy continuation of ``prompt`` (batch, n) token indices by ``net`` (a PrefixLM): each
+    row's prefix is its tokens up to its first ``separator``, included (every row holds one).
+    With ``use_cache``, the prompt runs once and each new token alone, on the caches of
+    projected keys and values; without, the whole sequence runs again at every step.
+
+    -> (tokens (batch, num_steps), logits (batch, num_steps, vocab_size)): the chosen tokens
+    and the logits each was chosen from."""
+    # The position of each row's first separator, + 1: (batch,)
+    prefix_lens = (prompt == separator).astype("int32").argmax(axis=1).astype("int32") + 1
+    tokens, logits = [], []
+    Y, caches = net(prompt, prefix_lens)  # outside autograd.record: dropout is off
+    sequence = prompt
+    for step in range(num_steps):
+        logits.append(Y[:, -1])  # (batch, vocab): the next token's scores
+        tokens.append(Y[:, -1].argmax(axis=-1).astype(prompt.dtype))
+        if step == num_steps - 1:
+            break
+        new = np.expand_dims(tokens[-1], 1)  # (batch, 1)
+        if use_cache:  # one new position, at the caches' length
+            Y, caches = net(new, prefix_lens, caches)
+        else:  # every position again
+            sequence = np.concatenate((sequence, new), axis=1)
+            Y, _ = net(sequence, prefix_lens)
+    return np.stack(tokens, axis=1), np.stack(logits, axis=1)
+
+
+__all__ = [
+    "beam_search",
+    "generate",
+    "predict_seq2seq",
+]  # the names d2lcore.mxnet re-exports

@@ -18,6 +18,7 @@ from .decoding import *  # noqa: F403
 from .efficient import *  # noqa: F403
 from .encoder_decoder import *  # noqa: F403
 from .kernel_regression import *  # noqa: F403
+from .language_model import *  # noqa: F403
 from .multihead import *  # noqa: F403
 from .positional import *  # noqa: F403
 from .prenorm import *  # noqa: F403

@@ -142,4 +142,38 @@ def beam_search(
     return results
 
 
-__all__ = ["beam_search", "predict_seq2seq"]  # the names d2lcore.torch re-exports
+@checked
+def generate(net, prompt, num_steps, separator, use_cache=True):
+    """Greedy continuation of ``prompt`` (batch, n) token indices by ``net`` (a PrefixLM): each
+    row's prefix is its tokens up to its first ``separator``, included (every row holds one).
+    With ``use_cache``, the prompt runs once and each new token alone, on the caches of
+    projected keys and values; without, the whole sequence runs again at every step.
+
+    -> (tokens (batch, num_steps), logits (batch, num_steps, vocab_size)): the chosen tokens
+    and the logits each was chosen from."""
+    net.eval()
+    with torch.no_grad():
+        # The position of each row's first separator, + 1: (batch,)
+        prefix_lens = (prompt == separator).int().argmax(dim=1) + 1
+        tokens, logits = [], []
+        Y, caches = net(prompt, prefix_lens)
+        sequence = prompt
+        for step in range(num_steps):
+            logits.append(Y[:, -1])  # (batch, vocab): the next token's scores
+            tokens.append(Y[:, -1].argmax(dim=-1))
+            if step == num_steps - 1:
+                break
+            new = tokens[-1][:, None]  # (batch, 1)
+            if use_cache:  # one new position, at the caches' length
+                Y, caches = net(new, prefix_lens, caches)
+            else:  # every position again
+                sequence = torch.cat((sequence, new), dim=1)
+                Y, _ = net(sequence, prefix_lens)
+    return torch.stack(tokens, dim=1), torch.stack(logits, dim=1)
+
+
+__all__ = [
+    "beam_search",
+    "generate",
+    "predict_seq2seq",
+]  # the names d2lcore.torch re-exports
