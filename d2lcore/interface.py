@@ -5,8 +5,9 @@
 modules with each other (the one documented difference: PyTorch's ``AddNorm`` also takes ``num_hiddens``, for
 which ``nn.LayerNorm`` is built). A name that is one framework-neutral object (plotting, records, text, BLEU)
 is defined once, in ``d2lcore/*.py``, and every module re-exports it; a name of a framework is defined once in
-each ``d2lcore/<framework>/``. This module lists names only, never a signature: the API page
-(``chapters/api.md`` and its parts, each naming its sections) shows each name's signature and docstring as its PyTorch code has them.
+each ``d2lcore/<framework>/``. This module lists names only, never a signature: the API pages
+(``chapters/api.md`` and its parts, each naming its sections) show each name's signature and docstring as its
+PyTorch code has them.
 
 **Layers.** For a layer, ``forward`` stands for the computation that calling the layer runs: ``forward`` in MXNet
 and PyTorch, ``call`` in Keras. A layer's forward pass runs in evaluation mode unless the framework's training
