@@ -613,6 +613,8 @@ def show_smoothing_study(framework, path=None):
     )
     plot_smoothing(data, framework)
     return show_record("smoothing_study", text, **fields)
+
+
 # --- Training a Transformer Well: the study over seeds (benchmarks/transformer_practice.py) ---------------------
 
 PRACTICE_RECIPES = ("post_norm", "post_norm_warmup", "pre_norm")
