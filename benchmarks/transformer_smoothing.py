@@ -130,7 +130,9 @@ def train_and_measure(framework, config, seed, epochs):
     load_before = records.load_average()
     start = time.perf_counter()
     with records.collect() as shown:
-        losses = d2l.train_seq2seq(net, train_iter, s["lr"], epochs, tgt_vocab, device, loss_fn)
+        losses = d2l.train_seq2seq(
+            net, train_iter, s["lr"], epochs, tgt_vocab, device, loss_fn=loss_fn
+        )
     seconds = time.perf_counter() - start
     load_after = records.load_average()
 

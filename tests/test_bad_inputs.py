@@ -1034,7 +1034,7 @@ def _(framework, d2l, data):
 def _(framework, d2l, data):
     net, data_iter, vocab = toy(framework)
     loss_fn = data.draw(st.sampled_from([0.1, "smoothing", [0.1]]))
-    return lambda: d2l.train_seq2seq(net, data_iter, 0.01, 1, vocab, d2l.cpu(), loss_fn)
+    return lambda: d2l.train_seq2seq(net, data_iter, 0.01, 1, vocab, d2l.cpu(), loss_fn=loss_fn)
 
 
 # --- the rest of the interface: seeds, devices, weights, the framework's checks ---------------------------------

@@ -327,7 +327,7 @@ def test_train_seq2seq_uses_the_loss_it_is_given(framework):
         net = d2l.EncoderDecoder(d2l.TransformerEncoder(7, *SIZES), Decoder(7, *SIZES))
         data = d2l.load_array((X, lens, X, lens), 2)
         with contextlib.redirect_stdout(io.StringIO()):
-            losses[name] = d2l.train_seq2seq(net, data, 0.01, 3, vocab, d2l.cpu(), loss_fn)
+            losses[name] = d2l.train_seq2seq(net, data, 0.01, 3, vocab, d2l.cpu(), loss_fn=loss_fn)
     assert losses["smoothed"][0] > losses["plain"][0]
     assert losses["tied"][-1] < losses["tied"][0]
 
