@@ -87,4 +87,4 @@ def test_the_page_quotes_fields_of_the_record(data):
     fields = measurements.beam_search_fields(data)
     assert [f for f in quoted if f not in fields] == []
     code = [c.source for c in source.cells if c.cell_type == "code"]
-    assert any(re.fullmatch(r"\w+ = show_beam_search\(\)", c.strip()) for c in code)
+    assert any(re.fullmatch(r"\w+ = d2l\.show_beam_search\(\)", c.strip()) for c in code)

@@ -531,4 +531,4 @@ def test_the_committed_measurement_and_what_the_page_quotes():
     quoted = [m["field"] for m in ROLE.finditer(text) if m["name"] == "efficient_attention"]
     assert len(quoted) >= 5 and [f for f in quoted if f not in record] == []
     code = [c.source for c in page.cells if c.cell_type == "code"]
-    assert any(re.search(r"^efficient = show_efficient_attention\(\)$", c, re.M) for c in code)
+    assert any(re.search(r"^efficient = d2l\.show_efficient_attention\(\)$", c, re.M) for c in code)
