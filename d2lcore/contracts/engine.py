@@ -4,9 +4,11 @@
 :mod:`d2lcore.contracts` named like it. The engine binds each call to the real signature and checks each argument
 against its spec, then the contract's rules, once per outermost call (the checked layers that a checked call calls
 are not checked again); every error starts with the taught name: ``AdditiveAttention: valid_lens must hold whole
-numbers; got [1.5, 2.0]``. Checks only check: a model computes the same without them (``with unchecked():``). A
-class redefined on a page keeps the decorator: a parameter its contract does not name passes unchecked, with a
-warning. The framework facts come from the hooks of ``d2lcore/<framework>/tensors.py`` (see :class:`AnyFramework`).
+numbers; got [1.5, 2.0]``; a subclass's constructor that only passes ``*args, **kwargs`` on is bound to its parent's
+signature (:func:`method_signature`). Checks only check: a model computes the same without them
+(``with unchecked():``). A class redefined on a page keeps the decorator: a parameter its contract does not name
+passes unchecked, with a warning. The framework facts come from the hooks of ``d2lcore/<framework>/tensors.py``
+(see :class:`AnyFramework`).
 """
 
 import contextlib
