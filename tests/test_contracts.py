@@ -470,6 +470,34 @@ def test_a_checked_class_keeps_its_signatures():
     assert inspect.getfullargspec(Doubler.__init__).args == ["self", "scale"]
 
 
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_constructor_that_passes_its_arguments_on_is_checked_by_its_parents_signature(framework):
+    """PreNormTransformerEncoder and TiedTransformerDecoder take ``*args, **kwargs`` and pass them on to their
+    parent's constructor: the engine binds them to the parent's parameters, every error names the subclass, and
+    the signature that callers (and Keras' config) see is the parent's."""
+    d2l = d2l_of(framework)
+    for name, parent in (
+        ("PreNormTransformerEncoder", "TransformerEncoder"),
+        ("PreNormTransformerDecoder", "TransformerDecoder"),
+        ("TiedTransformerDecoder", "TransformerDecoder"),
+    ):
+        cls = getattr(d2l, name)
+        assert inspect.signature(cls.__init__) == inspect.signature(getattr(d2l, parent).__init__)
+        assert inspect.getfullargspec(cls.__init__).args[:3] == [
+            "self",
+            "vocab_size",
+            "num_hiddens",
+        ]
+        with pytest.raises(ValueError, match=rf"^{name}: num_heads must be >= 1; got 0$"):
+            cls(10, 8, 16, 0, 1, 0.0)
+        with pytest.raises(
+            TypeError, match=rf"^{name}: got an unexpected keyword argument 'mask'$"
+        ):
+            cls(10, 8, 16, 2, 1, 0.0, mask=1)
+        with pytest.raises(TypeError, match=rf"^{name}: missing a required argument: 'dropout'$"):
+            cls(10, 8, 16, 2, 1)
+
+
 def test_checks_run_again_after_an_error_inside_the_call():
     d = Doubler(1)
     d.scale = None

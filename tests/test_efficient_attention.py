@@ -119,6 +119,21 @@ def test_weight_shapes_and_parameter_count(d2l, framework):
         assert sum(w.size for w in weights.values()) == expected
 
 
+def test_tensorflow_gqa_keeps_none_of_the_parents_projections():
+    """TensorFlow's GroupedQueryAttention replaces MultiHeadAttention's W_k and W_v before their first call: d2lcore's
+    Layer drops them, so that Keras tracks only the layers the model uses, all built, and their weights only."""
+    pytest.importorskip("tensorflow")
+    from d2lcore import tensorflow as d2l
+    from d2lcore.tensorflow.layers import tracked_sublayers
+
+    net = built_gqa(d2l, "tensorflow", 2, gqa_weights(2))
+    sublayers = tracked_sublayers(net)
+    assert sorted(id(s) for s in sublayers) == sorted(
+        id(s) for s in (net.attention, net.W_q, net.W_k, net.W_v, net.W_o)
+    )
+    assert all(s.built for s in sublayers) and len(net.trainable_weights) == 4
+
+
 @pytest.mark.parametrize("mask", list(MASKS))
 def test_all_kv_heads_is_multihead_attention(d2l, framework, mask):
     """num_kv_heads = num_heads: the same weights give MultiHeadAttention's output and attention weights."""

@@ -4,9 +4,11 @@
 :mod:`d2lcore.contracts` named like it. The engine binds each call to the real signature and checks each argument
 against its spec, then the contract's rules, once per outermost call (the checked layers that a checked call calls
 are not checked again); every error starts with the taught name: ``AdditiveAttention: valid_lens must hold whole
-numbers; got [1.5, 2.0]``. Checks only check: a model computes the same without them (``with unchecked():``). A
-class redefined on a page keeps the decorator: a parameter its contract does not name passes unchecked, with a
-warning. The framework facts come from the hooks of ``d2lcore/<framework>/tensors.py`` (see :class:`AnyFramework`).
+numbers; got [1.5, 2.0]``; a subclass's constructor that only passes ``*args, **kwargs`` on is bound to its parent's
+signature (:func:`method_signature`). Checks only check: a model computes the same without them
+(``with unchecked():``). A class redefined on a page keeps the decorator: a parameter its contract does not name
+passes unchecked, with a warning. The framework facts come from the hooks of ``d2lcore/<framework>/tensors.py``
+(see :class:`AnyFramework`).
 """
 
 import contextlib
@@ -356,13 +358,15 @@ def _check_built(name, layer, inputs):
             widths[arg] = size
 
 
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 def unnamed(signature, specs, fw, method):
     """The parameters of ``signature`` that ``specs`` do not name (but ``*args``, ``**kwargs`` and the framework's
     own, such as Keras' ``training``)."""
     named = {*specs, *getattr(fw, "OWN_ARGUMENTS", ())}
-    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     parameters = list(signature.parameters.values())[1 if method else 0 :]
-    return [p.name for p in parameters if p.name not in named and p.kind not in variadic]
+    return [p.name for p in parameters if p.name not in named and p.kind not in _VARIADIC]
 
 
 def _guard(function, contract, part, name, signature, fw, cls=None):
@@ -407,10 +411,27 @@ def _guard(function, contract, part, name, signature, fw, cls=None):
             return function(*args, **kwargs)
 
     try:  # Keras 3 reads a layer's config from inspect.getfullargspec, which reads __signature__ only
-        guarded.__signature__ = inspect.signature(function)
+        guarded.__signature__ = signature if part == "__init__" else inspect.signature(function)
     except ValueError:
         pass
     return guarded
+
+
+def _passes_on(signature):
+    """Whether a method takes only ``*args`` and ``**kwargs`` (after ``self``): it passes them on to its parent's."""
+    kinds = {p.kind for p in list(signature.parameters.values())[1:]}
+    return bool(kinds) and kinds <= set(_VARIADIC)
+
+
+def method_signature(cls, method):
+    """The signature of ``cls``'s ``method``: for one that only passes ``*args, **kwargs`` on to ``super()`` (a
+    subclass that keeps its parent's constructor arguments), its parent's, the arguments it really takes."""
+    for klass in cls.__mro__:
+        if method in vars(klass):
+            signature = inspect.signature(getattr(klass, method))
+            if not _passes_on(signature):
+                return signature
+    return inspect.signature(getattr(cls, method))
 
 
 def attach(obj, fw):
@@ -432,7 +453,7 @@ def attach(obj, fw):
         target = "__call__" if part == "call" else part
         if specs:
             method = getattr(obj, target)
-            signature = fw.call_signature(obj) if part == "call" else inspect.signature(method)
+            signature = fw.call_signature(obj) if part == "call" else method_signature(obj, target)
             setattr(obj, target, _guard(method, contract, part, name, signature, fw, obj))
     return obj
 

@@ -103,28 +103,10 @@ class PreNormTransformerEncoder(TransformerEncoder):
     the output would be the unnormalised sum of the embeddings and of every block's
     sublayers. X (batch, steps), valid_lens None or (batch,) -> (batch, steps, num_hiddens)."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        self.blks = nn.HybridSequential()
-        for _ in range(num_layers):
-            self.blks.add(
-                PreNormEncoderBlock(
-                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-                )
-            )
+    block_class = PreNormEncoderBlock  # what TransformerEncoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerEncoder's arguments
+        super().__init__(*args, **kwargs)
         self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
 
     def forward(self, X, valid_lens=None):
@@ -137,28 +119,10 @@ class PreNormTransformerDecoder(TransformerDecoder):
     layer, which would otherwise read the unnormalised sum of every block's sublayers. State,
     call and attention weights as in TransformerDecoder."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        self.blks = nn.HybridSequential()
-        for _ in range(num_layers):
-            self.blks.add(
-                PreNormDecoderBlock(
-                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-                )
-            )
+    block_class = PreNormDecoderBlock  # what TransformerDecoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerDecoder's arguments
+        super().__init__(*args, **kwargs)
         self.ln = nn.LayerNorm(axis=-1, epsilon=LAYER_NORM_EPS)
 
     def forward(self, X, state):

@@ -95,6 +95,8 @@ class TransformerEncoder(Encoder):
     (batch,) or (batch, steps) -> (batch, steps, num_hiddens). ``attention_weights``: the
     last call's self-attention weights, (batch, num_layers, num_heads, steps, steps)."""
 
+    block_class = TransformerEncoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -113,7 +115,7 @@ class TransformerEncoder(Encoder):
         self.blks = nn.HybridSequential()  # named 0, ..., num_layers - 1
         for _ in range(num_layers):
             self.blks.add(
-                TransformerEncoderBlock(
+                self.block_class(
                     num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
                 )
             )
@@ -201,6 +203,8 @@ class TransformerDecoder(AttentionDecoder):
     steps, past + steps), encoder–decoder attention (batch, num_layers, num_heads, steps,
     src_steps))."""
 
+    block_class = TransformerDecoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -219,7 +223,7 @@ class TransformerDecoder(AttentionDecoder):
         self.blks = nn.HybridSequential()
         for _ in range(num_layers):
             self.blks.add(
-                TransformerDecoderBlock(
+                self.block_class(
                     num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
                 )
             )

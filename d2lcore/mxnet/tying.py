@@ -16,27 +16,9 @@ class TiedTransformerDecoder(TransformerDecoder):
     has vocab_size * num_hiddens parameters fewer. Arguments, state and shapes as
     TransformerDecoder's."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size,
-            num_hiddens,
-            ffn_num_hiddens,
-            num_heads,
-            num_layers,
-            dropout,
-            use_bias,
-            max_len,
-        )
+    def __init__(self, *args, **kwargs):  # TransformerDecoder's arguments
+        super().__init__(*args, **kwargs)
+        vocab_size, num_hiddens = self.embedding.weight.shape  # the embedding matrix E
         # Gluon's Dense keeps its weight as (units, in_units) = (vocab_size, num_hiddens),
         # the shape of the embedding's. Given the embedding's parameters, it takes the
         # embedding's Parameter "weight" as its own, and makes only its bias

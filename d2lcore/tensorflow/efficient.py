@@ -8,14 +8,12 @@ import math
 import keras
 import tensorflow as tf
 
-from .attention import DotProductAttention
-from .layers import Layer
-from .multihead import transpose_output, transpose_qkv
+from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
 from .tensors import checked
 
 
 @checked
-class GroupedQueryAttention(Layer):
+class GroupedQueryAttention(MultiHeadAttention):
     """Multi-head attention whose num_heads query heads share num_kv_heads key-value heads:
     query head h reads key-value head h // (num_heads / num_kv_heads). num_kv_heads =
     num_heads is MultiHeadAttention, num_kv_heads = 1 multi-query attention. Heads have
@@ -25,14 +23,12 @@ class GroupedQueryAttention(Layer):
     None, (batch,) or (batch, queries) -> (batch, queries, num_hiddens)."""
 
     def __init__(self, num_hiddens, num_heads, num_kv_heads, dropout, bias=False):
-        super().__init__()
-        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
-        self.attention = DotProductAttention(dropout)
-        head_size = num_hiddens // num_heads
-        self.W_q = keras.layers.Dense(num_hiddens, use_bias=bias)
-        self.W_k = keras.layers.Dense(num_kv_heads * head_size, use_bias=bias)
-        self.W_v = keras.layers.Dense(num_kv_heads * head_size, use_bias=bias)
-        self.W_o = keras.layers.Dense(num_hiddens, use_bias=bias)
+        super().__init__(num_hiddens, num_heads, dropout, bias)
+        self.num_kv_heads = num_kv_heads
+        # Narrower key and value projections: num_kv_heads heads of num_hiddens / num_heads
+        kv_hiddens = num_kv_heads * (num_hiddens // num_heads)
+        self.W_k = keras.layers.Dense(kv_hiddens, use_bias=bias)
+        self.W_v = keras.layers.Dense(kv_hiddens, use_bias=bias)
 
     def call(self, queries, keys, values, valid_lens=None):
         group = self.num_heads // self.num_kv_heads  # query heads per key-value head
@@ -48,15 +44,6 @@ class GroupedQueryAttention(Layer):
             valid_lens = tf.repeat(valid_lens, self.num_heads, axis=0)
         output = self.attention(queries, keys, values, valid_lens)  # (batch * H, n_q, d)
         return self.W_o(transpose_output(output, self.num_heads))  # (batch, n_q, hiddens)
-
-    @property
-    def attention_weights(self):
-        """The last call's weights per query head, (batch, num_heads, queries, keys)."""
-        weights = self.attention.attention_weights  # (batch * num_heads, queries, keys)
-        if weights is None:
-            return None
-        queries, keys = tf.shape(weights)[1], tf.shape(weights)[2]
-        return tf.reshape(weights, (-1, self.num_heads, queries, keys))
 
 
 @checked

@@ -8,12 +8,22 @@ import keras
 class Layer(keras.layers.Layer):
     """The base of d2lcore's Keras layers: a Keras layer whose sublayers create their weights
     on their first call (as PyTorch's lazy modules and Gluon's deferred initialisation do),
-    and whose call may take Python values (an offset, a decoder state) besides tensors."""
+    whose call may take Python values (an offset, a decoder state) besides tensors, and
+    which drops a sublayer that an attribute held before it was replaced, unbuilt (as
+    PyTorch and Gluon do)."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Python numbers, lists or tuples as positional arguments, which Keras 3 refuses by default
         self._allow_non_tensor_positional_args = True
+
+    def __setattr__(self, name, value):
+        old = self.__dict__.get(name)
+        super().__setattr__(name, value)
+        if isinstance(old, keras.layers.Layer) and old is not value and not old.built:
+            # A sublayer replaced before its first call (a subclass's W_k in place of its
+            # parent's) is dropped, not kept among the layer's sublayers
+            self._tracker.untrack(old)
 
     def build(self, input_shape):
         # Nothing to create: the sublayers build themselves on their first call. Without this

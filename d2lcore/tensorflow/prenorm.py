@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from d2lcore.transformer import LAYER_NORM_EPS
 
-from .layers import Layer, untrack
+from .layers import Layer
 from .multihead import MultiHeadAttention
 from .tensors import checked
 from .transformer import PositionWiseFFN, TransformerDecoder, TransformerEncoder
@@ -88,28 +88,10 @@ class PreNormTransformerEncoder(TransformerEncoder):
     sublayers. X (batch, steps) token indices, valid_lens None or (batch,) lengths ->
     (batch, steps, num_hiddens)."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        untrack(self, self.blks)  # the post-norm blocks, never built: replaced
-        self.blks = [
-            PreNormEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
-            for _ in range(num_layers)
-        ]
+    block_class = PreNormEncoderBlock  # what TransformerEncoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerEncoder's arguments
+        super().__init__(*args, **kwargs)
         self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, valid_lens=None):
@@ -122,28 +104,10 @@ class PreNormTransformerDecoder(TransformerDecoder):
     layer, which would otherwise read the unnormalised sum of every block's sublayers. State,
     call and attention weights as in TransformerDecoder."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        untrack(self, self.blks)  # the post-norm blocks, never built: replaced
-        self.blks = [
-            PreNormDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
-            for _ in range(num_layers)
-        ]
+    block_class = PreNormDecoderBlock  # what TransformerDecoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerDecoder's arguments
+        super().__init__(*args, **kwargs)
         self.ln = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPS)
 
     def call(self, X, state):

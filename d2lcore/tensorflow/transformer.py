@@ -80,6 +80,8 @@ class TransformerEncoder(Encoder):
     ``attention_weights``: the last call's self-attention weights, (batch, num_layers,
     num_heads, steps, steps)."""
 
+    block_class = TransformerEncoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -96,9 +98,7 @@ class TransformerEncoder(Encoder):
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = [
-            TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
+            self.block_class(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)
             for _ in range(num_layers)
         ]
 
@@ -178,6 +178,8 @@ class TransformerDecoder(AttentionDecoder):
     (batch, num_layers, num_heads, steps, past + steps), encoder–decoder attention
     (batch, num_layers, num_heads, steps, src_steps))."""
 
+    block_class = TransformerDecoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -194,9 +196,7 @@ class TransformerDecoder(AttentionDecoder):
         self.embedding = keras.layers.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = [
-            TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
+            self.block_class(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)
             for _ in range(num_layers)
         ]
         self.dense = keras.layers.Dense(vocab_size)

@@ -8,13 +8,12 @@ import math
 import torch
 from torch import nn
 
-from .attention import DotProductAttention
-from .multihead import transpose_output, transpose_qkv
+from .multihead import MultiHeadAttention, transpose_output, transpose_qkv
 from .tensors import checked
 
 
 @checked
-class GroupedQueryAttention(nn.Module):
+class GroupedQueryAttention(MultiHeadAttention):
     """Multi-head attention whose num_heads query heads share num_kv_heads key-value heads:
     query head h reads key-value head h // (num_heads / num_kv_heads). num_kv_heads =
     num_heads is MultiHeadAttention, num_kv_heads = 1 multi-query attention. Heads have
@@ -24,14 +23,12 @@ class GroupedQueryAttention(nn.Module):
     valid_lens None, (batch,) or (batch, queries) -> (batch, queries, num_hiddens)."""
 
     def __init__(self, num_hiddens, num_heads, num_kv_heads, dropout, bias=False):
-        super().__init__()
-        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
-        self.attention = DotProductAttention(dropout)
-        head_size = num_hiddens // num_heads
-        self.W_q = nn.LazyLinear(num_hiddens, bias=bias)
-        self.W_k = nn.LazyLinear(num_kv_heads * head_size, bias=bias)
-        self.W_v = nn.LazyLinear(num_kv_heads * head_size, bias=bias)
-        self.W_o = nn.LazyLinear(num_hiddens, bias=bias)
+        super().__init__(num_hiddens, num_heads, dropout, bias)
+        self.num_kv_heads = num_kv_heads
+        # Narrower key and value projections: num_kv_heads heads of num_hiddens / num_heads
+        kv_hiddens = num_kv_heads * (num_hiddens // num_heads)
+        self.W_k = nn.LazyLinear(kv_hiddens, bias=bias)
+        self.W_v = nn.LazyLinear(kv_hiddens, bias=bias)
 
     def forward(self, queries, keys, values, valid_lens=None):
         group = self.num_heads // self.num_kv_heads  # query heads per key-value head
@@ -47,14 +44,6 @@ class GroupedQueryAttention(nn.Module):
             valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
         output = self.attention(queries, keys, values, valid_lens)  # (batch * H, n_q, d)
         return self.W_o(transpose_output(output, self.num_heads))  # (batch, n_q, hiddens)
-
-    @property
-    def attention_weights(self):
-        """The last call's weights per query head, (batch, num_heads, queries, keys)."""
-        weights = self.attention.attention_weights  # (batch * num_heads, queries, keys)
-        if weights is None:
-            return None
-        return weights.reshape(-1, self.num_heads, *weights.shape[1:])
 
 
 @checked

@@ -84,28 +84,11 @@ class PreNormTransformerEncoder(TransformerEncoder):
     the output would be the unnormalised sum of the embeddings and of every block's
     sublayers. X (batch, steps), valid_lens None or (batch,) -> (batch, steps, num_hiddens)."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        self.blks = nn.ModuleList(
-            PreNormEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
-            for _ in range(num_layers)
-        )
-        self.ln = nn.LayerNorm(num_hiddens, eps=LAYER_NORM_EPS)
+    block_class = PreNormEncoderBlock  # what TransformerEncoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerEncoder's arguments
+        super().__init__(*args, **kwargs)
+        self.ln = nn.LayerNorm(self.num_hiddens, eps=LAYER_NORM_EPS)
 
     def forward(self, X, valid_lens=None):
         return self.ln(super().forward(X, valid_lens))  # the blocks, then the final norm
@@ -117,28 +100,11 @@ class PreNormTransformerDecoder(TransformerDecoder):
     layer, which would otherwise read the unnormalised sum of every block's sublayers. State,
     call and attention weights as in TransformerDecoder."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size, num_hiddens, ffn_num_hiddens, num_heads, num_layers, dropout,
-            use_bias, max_len,
-        )  # fmt: skip
-        self.blks = nn.ModuleList(
-            PreNormDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
-            for _ in range(num_layers)
-        )
-        self.ln = nn.LayerNorm(num_hiddens, eps=LAYER_NORM_EPS)
+    block_class = PreNormDecoderBlock  # what TransformerDecoder stacks num_layers of
+
+    def __init__(self, *args, **kwargs):  # TransformerDecoder's arguments
+        super().__init__(*args, **kwargs)
+        self.ln = nn.LayerNorm(self.num_hiddens, eps=LAYER_NORM_EPS)
 
     def forward(self, X, state):
         enc_outputs, enc_valid_lens, caches = state

@@ -77,6 +77,8 @@ class TransformerEncoder(Encoder):
     (batch, steps, num_hiddens). ``attention_weights``: the last call's self-attention
     weights, (batch, num_layers, num_heads, steps, steps)."""
 
+    block_class = TransformerEncoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -93,9 +95,7 @@ class TransformerEncoder(Encoder):
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList(
-            TransformerEncoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
+            self.block_class(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)
             for _ in range(num_layers)
         )
 
@@ -170,6 +170,8 @@ class TransformerDecoder(AttentionDecoder):
     (batch, num_layers, num_heads, steps, past + steps), encoder–decoder attention
     (batch, num_layers, num_heads, steps, src_steps))."""
 
+    block_class = TransformerDecoderBlock  # the block it stacks num_layers of
+
     def __init__(
         self,
         vocab_size,
@@ -186,9 +188,7 @@ class TransformerDecoder(AttentionDecoder):
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList(
-            TransformerDecoderBlock(
-                num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
-            )
+            self.block_class(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias)
             for _ in range(num_layers)
         )
         self.dense = nn.Linear(num_hiddens, vocab_size)

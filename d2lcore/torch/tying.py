@@ -14,27 +14,8 @@ class TiedTransformerDecoder(TransformerDecoder):
     has vocab_size * num_hiddens parameters fewer. Arguments, state and shapes as
     TransformerDecoder's."""
 
-    def __init__(
-        self,
-        vocab_size,
-        num_hiddens,
-        ffn_num_hiddens,
-        num_heads,
-        num_layers,
-        dropout,
-        use_bias=False,
-        max_len=1000,
-    ):
-        super().__init__(
-            vocab_size,
-            num_hiddens,
-            ffn_num_hiddens,
-            num_heads,
-            num_layers,
-            dropout,
-            use_bias,
-            max_len,
-        )
+    def __init__(self, *args, **kwargs):  # TransformerDecoder's arguments
+        super().__init__(*args, **kwargs)
         # nn.Linear keeps its weight as (out, in) = (vocab_size, num_hiddens), the shape of
         # the embedding's: the output layer now holds the embedding's Parameter itself
         self.dense.weight = self.embedding.weight
