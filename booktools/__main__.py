@@ -1,5 +1,5 @@
-"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,timings,sync-saved,checked-notebooks,
-steps,config}: see --help."""
+"""python -m booktools {kernels,notebooks,nbval,expected-outputs,html,gettext,translations,timings,sync-saved,
+checked-notebooks,steps,config}: see --help."""
 
 import argparse
 import json
@@ -59,6 +59,17 @@ def main(argv=None):
             check.add_argument("--keep", action="store_true", help="keep the temporary folders")
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
     html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
+    sub.add_parser(
+        "gettext",
+        help="extract the pages' messages into _build/gettext and update the catalogues in locales/"
+        " (booktools/i18n.py); the notebooks must be executed",
+    )
+    tr = sub.add_parser(
+        "translations", help="per language and page: translated, fuzzy and untranslated messages"
+    )
+    tr.add_argument(
+        "--check", action="store_true", help="fail if a published language is incomplete"
+    )
     sub.add_parser("timings", help="print the recorded execution time of each notebook")
     sub.add_parser(
         "sync-saved", help="rewrite the pages' 'Saved in d2lcore' cells from the package"
@@ -122,6 +133,20 @@ def main(argv=None):
         from booktools.site import build_html
 
         build_html(strict=not args.no_strict)
+    elif args.command == "gettext":
+        from booktools import i18n
+        from booktools.site import stage
+
+        stage()
+        i18n.gettext()
+        i18n.update()
+    elif args.command == "translations":
+        from booktools import i18n
+
+        i18n.statistics()
+        if args.check:
+            i18n.check_complete()
+            i18n.check_consistent()
     elif args.command == "sync-saved":
         from booktools.paths import rel
         from booktools.saved import sync

@@ -187,6 +187,10 @@ class Api(SphinxDirective):
         nested_parse_with_titles(
             self.state, StringList(lines, source="d2lcore/interface.py"), container
         )
+        # the reference is d2lcore's docstrings, which help() shows in English: every edition shows them so, and
+        # they are not messages for translators (booktools/i18n.py)
+        for node in container.findall(nodes.TextElement):
+            node["translatable"] = False
         return container.children
 
 

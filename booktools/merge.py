@@ -12,8 +12,9 @@ read the executed notebooks, and the book's renderer would warn about their MIME
 Images become numbered figures with captions, and code cells that draw one get its caption, name and alt text
 from their metadata (:mod:`booktools.figures`).
 
-Prose quotes figures through record roles, which the merge fills in from the executed notebooks; a figure typed
-into prose that no output shows stops the merge (:mod:`booktools.quotes`).
+Prose quotes figures through record roles, which the merge checks against the executed notebooks and leaves for
+the site to fill in (:mod:`booktools.record_role`); a figure typed into prose that no output shows stops the merge
+(:mod:`booktools.quotes`).
 """
 
 import copy
@@ -82,15 +83,16 @@ def _prose_tabs(cells):
     return nbformat.v4.new_markdown_cell("\n".join(parts))
 
 
-def _quoted(cell, source, notebooks, records, allowed):
-    """The markdown cell's text with its record roles filled in; QuoteError if it quotes a figure that the
-    outputs of its frameworks' notebooks do not show."""
+def _check_quotes(cell, source, notebooks, records, allowed):
+    """QuoteError if the markdown cell quotes a figure that the outputs of its frameworks' notebooks do not
+    show, or a record role that they cannot fill in. The roles stay: the site fills them in
+    (:mod:`booktools.record_role`)."""
     frameworks = frameworks_of(cell)
     where = f"{source}, cell {cell.id}"
     problems = stray_figures(cell.source, {fw: notebooks[fw] for fw in frameworks}, allowed)
     if problems:
         raise QuoteError(f"{where}: " + "; ".join(problems))
-    return fill(cell.source, records, frameworks, where, html=True)
+    fill(cell.source, records, frameworks, where)
 
 
 def _add_figure(cells, start, source_cell, figures, where):
@@ -136,7 +138,7 @@ def merge(source, notebooks=None):
     for cell in src.cells:
         where = f"{source}, cell {cell.id}"
         if cell.cell_type == "markdown":
-            cell.source = _quoted(cell, source, notebooks, records, allowed)
+            _check_quotes(cell, source, notebooks, records, allowed)
             cell.source = figure_directives(cell.source, where)
         if cell.cell_type == "markdown" and not is_shared(cell):
             cell.source = rewrite_links(cell.source, Path(source).parent)

@@ -9,10 +9,12 @@ left for Jupyter or Sphinx to read:
 
 * in a framework's notebook, once it is executed (:func:`fill_notebook`), the role becomes the value that the
   notebook's own record holds, so a downloaded notebook reads "a mean BLEU of 0.36" as plain Markdown;
-* on the merged page (:func:`fill`), framework prose gets its framework's value, and shared prose the value
-  once if the three frameworks agree, else each framework's: "0.36 (MXNet), 0.37 (PyTorch), 0.45 (TensorFlow)",
-  in a ``<span class="d2l-per-framework">`` that holds each value in a data attribute, from which the book's
-  script (booktools/static/d2l.js) shows only the value of the framework selected in the page's tabs.
+* on the site (:mod:`booktools.record_role`, with :func:`fill`), framework prose gets its framework's value, and
+  shared prose the value once if the three frameworks agree, else each framework's: "0.36 (MXNet), 0.37
+  (PyTorch), 0.45 (TensorFlow)", in a ``<span class="d2l-per-framework">`` that holds each value in a data
+  attribute, from which the book's script (booktools/static/d2l.js) shows only the value of the framework
+  selected in the page's tabs. The merge only checks the roles, so that the page's messages for translators
+  (:mod:`booktools.i18n`) hold the roles rather than this build's figures.
 
 A role whose record or field is missing is an error (:class:`QuoteError`) naming it: a page never shows a figure
 its notebooks did not produce.
@@ -38,6 +40,8 @@ ROLE = re.compile(
 )
 """A record role: ``{record}`name.field`` or ``{record}`name.field:spec``."""
 
+DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
+"""The decimal point of a formatted figure."""
 FIGURE = re.compile(r"(?<![\w.])\d*\.\d{2,}(?!\w|\.\d)")
 TRANSLATION = re.compile(r"`([^`\n]+)` => `([^`\n]+)`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
@@ -72,17 +76,22 @@ def _value(records, match, where):
         ) from None
 
 
-def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False):
+def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False, decimal="."):
     """``text`` with each record role replaced by its value. ``records``: {framework: {name: fields}};
     ``frameworks``: those whose notebooks show the text. One framework gives its value; several give the
     value once if they agree, else "v (MXNet), w (PyTorch), ...", which ``html`` wraps in a span that
-    also holds each framework's value (``data-pytorch="w"``), for the page's script."""
+    also holds each framework's value (``data-pytorch="w"``), for the page's script. ``decimal``: the decimal
+    symbol of the text's language; where it is a comma, the frameworks' values are separated by semicolons."""
+    separator = "; " if decimal == "," else ", "
 
     def value(match):
-        values = {fw: _value(records[fw], match, f"{where} [{fw}]") for fw in frameworks}
+        values = {
+            fw: DECIMAL.sub(decimal, _value(records[fw], match, f"{where} [{fw}]"))
+            for fw in frameworks
+        }
         if len(set(values.values())) == 1:
             return next(iter(values.values()))
-        labelled = ", ".join(f"{v} ({LABELS[fw]})" for fw, v in values.items())
+        labelled = separator.join(f"{v} ({LABELS[fw]})" for fw, v in values.items())
         if not html:
             return labelled
         data = " ".join(f'data-{fw}="{escape(v)}"' for fw, v in values.items())

@@ -40,7 +40,7 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component, is_component
 
-from booktools import api, comparison
+from booktools import api, comparison, record_role
 from booktools.paths import LABELS
 from booktools.split import SETUP_TAG, WHEEL, setup_source
 from d2lcore.frameworks import FRAMEWORKS
@@ -352,5 +352,6 @@ def setup(app):
     app.connect("build-finished", copy_notebooks)
     app.connect("doctree-resolved", number_figure_copies)
     comparison.setup(app)  # the record-table directive
+    record_role.setup(app)  # the record role of prose
     api.setup(app)  # the d2l-api directive
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,249 @@
+"""The book's languages: message catalogues, their state, and one build of the site per language.
+
+The English MyST pages are the only source. Sphinx's gettext builder extracts their messages (each paragraph,
+heading, list item, caption and alt text, as its MyST source, record roles included) from the staged site into
+``_build/gettext/<page>.pot``; ``sphinx-intl update`` merges them into one catalogue per page and language,
+``locales/<language>/LC_MESSAGES/<page>.po``, where a changed English message marks its translation fuzzy and a
+new one comes in untranslated. Code cells, their outputs and d2lcore's docstrings (the API reference) are not
+messages: every edition shows them as the English one does.
+
+Each language's site is Sphinx's build of the same staged site with ``language`` set and the catalogues in
+``locale_dirs``: nothing is executed again. It lands in ``_build/html/<folder>/`` (:data:`FOLDERS`), next to the
+English site. A language is *published* (built by ``make html`` and checked by ``make test``) once it is listed in
+:data:`PUBLISHED`; a published language may have no fuzzy or untranslated message (:func:`check_complete`).
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from babel.messages.pofile import read_po
+
+from booktools.paths import BUILD, ROOT, SITE, rel
+from booktools.quotes import FIGURE
+from booktools.record_role import decimal_symbol
+
+LANGUAGES = {"ru": "Русский", "tr": "Türkçe", "zh_CN": "简体中文"}
+"""Sphinx's code of each translation, with the language's own name for it (the language menu)."""
+PUBLISHED = ("ru", "tr", "zh_CN")
+"""The languages the site offers, in the menu's order after English."""
+FOLDERS = {"ru": "ru", "tr": "tr", "zh_CN": "zh-cn"}
+"""Where each language's site lives under the English one (``/ru/``)."""
+HREFLANG = {"en": "en", "ru": "ru", "tr": "tr", "zh_CN": "zh-Hans"}
+"""Each language's code for ``hreflang`` and ``lang`` attributes (BCP 47)."""
+
+LOCALES = ROOT / "locales"
+GETTEXT = BUILD / "gettext"
+LANGUAGE_BUILDS = (
+    BUILD / "languages"
+)  # _build/languages/<language>/: Sphinx's tree, doctrees, config
+
+
+def _jupyter_book():
+    return str(Path(sys.executable).with_name("jupyter-book"))
+
+
+def _config(**extra):
+    """The staged site's _config.yml with ``extra`` added to its Sphinx configuration."""
+    config = yaml.safe_load((SITE / "_config.yml").read_text(encoding="utf-8"))
+    config["sphinx"]["config"].update(extra)
+    return config
+
+
+def _build(builder_args, out, config, strict):
+    """Run Jupyter Book on the staged site with ``config``, its tree under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    config_file = out / "_config.yml"
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    cmd = [
+        _jupyter_book(),
+        "build",
+        str(SITE),
+        "--path-output",
+        str(out),
+        "--config",
+        str(config_file),
+    ]
+    cmd += builder_args + (["-W", "-n", "--keep-going"] if strict else [])
+    print("$", " ".join(cmd), flush=True)
+    result = subprocess.run(cmd, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"the build in {rel(out)} failed (exit {result.returncode}); see above")
+
+
+def gettext():
+    """Extract the messages of the staged site (``make html`` stages it) into _build/gettext/<page>.pot."""
+    out = BUILD / "gettext-build"
+    config = _config(gettext_compact=False, gettext_location=False, gettext_uuid=False)
+    _build(["--builder", "custom", "--custom-builder", "gettext"], out, config, strict=True)
+    if GETTEXT.exists():
+        shutil.rmtree(GETTEXT)
+    shutil.copytree(out / "_build" / "gettext", GETTEXT)
+    print(f"The templates are in {rel(GETTEXT)}", flush=True)
+
+
+def update(languages=tuple(LANGUAGES)):
+    """Merge _build/gettext's templates into the catalogues of ``languages`` (sphinx-intl update)."""
+    sphinx_intl = str(Path(sys.executable).with_name("sphinx-intl"))
+    cmd = [sphinx_intl, "update", "-p", str(GETTEXT), "-d", str(LOCALES), "-w", "0"]
+    for language in languages:
+        cmd += ["-l", language]
+    print("$", " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True)
+
+
+@dataclass
+class Counts:
+    translated: int = 0
+    fuzzy: int = 0
+    untranslated: int = 0
+
+    def __iadd__(self, other):
+        self.translated += other.translated
+        self.fuzzy += other.fuzzy
+        self.untranslated += other.untranslated
+        return self
+
+
+def catalogues(language):
+    """The page catalogues of ``language``: {page docname: path of its .po}."""
+    folder = LOCALES / language / "LC_MESSAGES"
+    return {
+        path.relative_to(folder).with_suffix("").as_posix(): path
+        for path in sorted(folder.rglob("*.po"))
+    }
+
+
+def counts(path):
+    """The translated, fuzzy and untranslated messages of one catalogue (obsolete ones are not counted)."""
+    with open(path, "rb") as f:
+        catalog = read_po(f)
+    result = Counts()
+    for message in catalog:
+        if not message.id:
+            continue
+        if message.fuzzy:
+            result.fuzzy += 1
+        elif message.string:
+            result.translated += 1
+        else:
+            result.untranslated += 1
+    return result
+
+
+def statistics(languages=tuple(LANGUAGES)):
+    """Print, per language and page, the translated, fuzzy and untranslated messages; return the totals."""
+    totals = {}
+    for language in languages:
+        total = Counts()
+        print(f"{language} ({LANGUAGES[language]}):")
+        for page, path in catalogues(language).items():
+            c = counts(path)
+            total += c
+            print(
+                f"  {page:55} {c.translated:5} translated {c.fuzzy:4} fuzzy {c.untranslated:4} untranslated"
+            )
+        print(
+            f"  {'all pages':55} {total.translated:5} translated {total.fuzzy:4} fuzzy "
+            f"{total.untranslated:4} untranslated"
+        )
+        totals[language] = total
+    return totals
+
+
+def check_complete(languages=PUBLISHED):
+    """SystemExit naming the pages of a published language that have fuzzy or untranslated messages, or no
+    catalogue at all."""
+    templates = {p.relative_to(GETTEXT).with_suffix("").as_posix() for p in GETTEXT.rglob("*.pot")}
+    problems = []
+    for language in languages:
+        pages = catalogues(language)
+        for page in sorted(templates - set(pages)):
+            problems.append(f"{language}: {page} has no catalogue (run `make gettext`)")
+        for path in pages.values():
+            c = counts(path)
+            if c.fuzzy or c.untranslated:
+                problems.append(
+                    f"{language}: {rel(path)} has {c.fuzzy} fuzzy and {c.untranslated} untranslated messages"
+                )
+    if problems:
+        raise SystemExit("Translations are incomplete:\n  " + "\n  ".join(problems))
+
+
+ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")
+"""A MyST role: ``{ref}`sec-transformer```, ``{record}`bleu.bleu:.2f```, ``{numref}`...```."""
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+CODE = re.compile(r"`[^`\n]+`")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+HTML_TAG = re.compile(r"</?[a-z][^>]*>")
+
+
+def _parts(text, decimal):
+    """What a message and its translation must share: its roles, math, inline code, link targets, HTML tags
+    and figures (with ``decimal`` read as a decimal point)."""
+    roles = ROLE.findall(text)
+    rest = ROLE.sub(" ", text)
+    math = MATH.findall(rest)
+    rest = MATH.sub(" ", rest)
+    code = CODE.findall(rest)
+    rest = CODE.sub(" ", rest)
+    links = LINK.findall(rest)
+    tags = HTML_TAG.findall(rest)
+    rest = HTML_TAG.sub(" ", rest)
+    if decimal != ".":
+        rest = re.sub(rf"(?<=\d){re.escape(decimal)}(?=\d)", ".", rest)
+    figures = FIGURE.findall(rest)
+    return {
+        "roles": sorted(roles),
+        "math": sorted(math),
+        "inline code": sorted(code),
+        "link targets": sorted(links),
+        "HTML tags": sorted(tags),
+        "figures": sorted(figures),
+    }
+
+
+def differences(msgid, msgstr, language):
+    """How a translation differs from its message in what both must share (see :func:`_parts`): a list of
+    "roles: ... only in the message" lines, empty where they agree."""
+    decimal = decimal_symbol(language)
+    source, target = _parts(msgid, "."), _parts(msgstr, decimal)
+    problems = []
+    for kind in source:
+        missing = sorted((Counter(source[kind]) - Counter(target[kind])).elements())
+        extra = sorted((Counter(target[kind]) - Counter(source[kind])).elements())
+        if missing:
+            problems.append(f"{kind} {missing} only in the English message")
+        if extra:
+            problems.append(f"{kind} {extra} only in the translation")
+    return problems
+
+
+def check_catalogue(path, language):
+    """The differences of each translated message of the catalogue at ``path``: [(msgid, problems)]."""
+    with open(path, "rb") as f:
+        catalog = read_po(f)
+    found = []
+    for message in catalog:
+        if message.id and message.string and not message.fuzzy:
+            problems = differences(message.id, message.string, language)
+            if problems:
+                found.append((message.id, problems))
+    return found
+
+
+def check_consistent(languages=tuple(LANGUAGES)):
+    """SystemExit listing every translated message that does not share its message's roles, math, inline code,
+    link targets, HTML tags and figures (:func:`differences`)."""
+    problems = []
+    for language in languages:
+        for path in catalogues(language).values():
+            for msgid, found in check_catalogue(path, language):
+                problems.append(f"{rel(path)}: {msgid[:70]!r}: " + "; ".join(found))
+    if problems:
+        raise SystemExit("Translations differ from their messages:\n  " + "\n  ".join(problems))
