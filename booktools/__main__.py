@@ -58,7 +58,17 @@ def main(argv=None):
             )
             check.add_argument("--keep", action="store_true", help="keep the temporary folders")
     html = sub.add_parser("html", help="merge the executed notebooks and build the HTML book")
-    html.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
+    html.add_argument(
+        "--no-strict",
+        action="store_true",
+        help="do not turn warnings into errors, and build languages with untranslated messages",
+    )
+    html.add_argument(
+        "--language",
+        action="append",
+        help="a language besides English (ru, tr, zh_CN; repeatable; 'none' for English alone); default: every"
+        " published language",
+    )
     sub.add_parser(
         "gettext",
         help="extract the pages' messages into _build/gettext and update the catalogues in locales/"
@@ -130,9 +140,19 @@ def main(argv=None):
             sys.exit(str(err))
         record_expected(found, frameworks)
     elif args.command == "html":
+        from booktools import i18n
         from booktools.site import build_html
 
         build_html(strict=not args.no_strict)
+        languages = args.language or list(i18n.PUBLISHED)
+        unknown = [code for code in languages if code not in i18n.LANGUAGES and code != "none"]
+        if unknown:
+            sys.exit(
+                f"--language: {unknown} are not languages of the book; it has {list(i18n.LANGUAGES)}"
+            )
+        for code in languages:
+            if code != "none":
+                i18n.build(code, strict=not args.no_strict)
     elif args.command == "gettext":
         from booktools import i18n
         from booktools.site import stage

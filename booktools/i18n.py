@@ -13,20 +13,41 @@ English site. A language is *published* (built by ``make html`` and checked by `
 :data:`PUBLISHED`; a published language may have no fuzzy or untranslated message (:func:`check_complete`).
 """
 
+import os
 import re
 import shutil
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from io import BytesIO
 from pathlib import Path
 
+import nbformat
 import yaml
-from babel.messages.pofile import read_po
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po, write_po
 
-from booktools.paths import BUILD, ROOT, SITE, rel
-from booktools.quotes import FIGURE
+from booktools.labels import labels
+from booktools.links import rewrite_links
+from booktools.paths import (
+    BUILD,
+    HTML,
+    LOCALES,
+    ROOT,
+    SITE,
+    notebook_path,
+    rel,
+    sources,
+    write_if_changed,
+)
+from booktools.quotes import FIGURE, fill_notebook
 from booktools.record_role import decimal_symbol
+from booktools.split import for_jupyter, read_source
+from booktools.translate import translate
+from d2lcore import FRAMEWORKS
 
 LANGUAGES = {"ru": "Русский", "tr": "Türkçe", "zh_CN": "简体中文"}
 """Sphinx's code of each translation, with the language's own name for it (the language menu)."""
@@ -37,7 +58,6 @@ FOLDERS = {"ru": "ru", "tr": "tr", "zh_CN": "zh-cn"}
 HREFLANG = {"en": "en", "ru": "ru", "tr": "tr", "zh_CN": "zh-Hans"}
 """Each language's code for ``hreflang`` and ``lang`` attributes (BCP 47)."""
 
-LOCALES = ROOT / "locales"
 GETTEXT = BUILD / "gettext"
 LANGUAGE_BUILDS = (
     BUILD / "languages"
@@ -76,14 +96,26 @@ def _build(builder_args, out, config, strict):
         raise SystemExit(f"the build in {rel(out)} failed (exit {result.returncode}); see above")
 
 
+OWN_WORDS = ("sphinx_ext.py", "i18n.py")
+"""The modules of booktools whose ``_("...")`` calls are words of the pages: booktools.pot."""
+
+
 def gettext():
-    """Extract the messages of the staged site (``make html`` stages it) into _build/gettext/<page>.pot."""
+    """Extract the messages of the staged site (``make html`` stages it) into _build/gettext/<page>.pot, and
+    booktools' own words into _build/gettext/booktools.pot."""
     out = BUILD / "gettext-build"
     config = _config(gettext_compact=False, gettext_location=False, gettext_uuid=False)
     _build(["--builder", "custom", "--custom-builder", "gettext"], out, config, strict=True)
     if GETTEXT.exists():
         shutil.rmtree(GETTEXT)
     shutil.copytree(out / "_build" / "gettext", GETTEXT)
+    own = Catalog(project="booktools")
+    for name in OWN_WORDS:
+        with open(Path(__file__).with_name(name), "rb") as f:
+            for _line, text, _comments, _context in extract("python", f, keywords={"_": None}):
+                own.add(text)
+    with open(GETTEXT / "booktools.pot", "wb") as f:
+        write_po(f, own, width=0, omit_header=False)
     print(f"The templates are in {rel(GETTEXT)}", flush=True)
 
 
@@ -247,3 +279,125 @@ def check_consistent(languages=tuple(LANGUAGES)):
                 problems.append(f"{rel(path)}: {msgid[:70]!r}: " + "; ".join(found))
     if problems:
         raise SystemExit("Translations differ from their messages:\n  " + "\n  ".join(problems))
+
+
+def catalogue(language, name):
+    """The translations of the catalogue ``name`` (a page's docname, or "booktools") in ``language``:
+    {message: translation}, fuzzy and untranslated messages left out."""
+    path = LOCALES / language / "LC_MESSAGES" / f"{name}.po"
+    if not path.is_file():
+        return {}
+    with open(path, "rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def gettext_function(language):
+    """booktools' own words (:mod:`booktools.sphinx_ext`) in ``language``, outside Sphinx."""
+    words = catalogue(language, "booktools")
+    return lambda text: words.get(text, text)
+
+
+def translated_labels(language):
+    """:func:`booktools.labels.labels` with each heading's title, and so its Jupyter anchor, in ``language``."""
+    found = {}
+    for name, label in labels().items():
+        title = catalogue(language, rel(label.source).with_suffix("").as_posix()).get(
+            label.title, label.title
+        )
+        anchor = title.replace(" ", "-") if label.anchor else None
+        found[name] = replace(label, title=title, anchor=anchor)
+    return found
+
+
+class Untranslated(RuntimeError):
+    """A notebook of a published language would show English paragraphs."""
+
+
+def notebook(language, source, framework, known=None, complete=True):
+    """``framework``'s executed notebook of ``source`` with its markdown in ``language``: the code cells and
+    outputs of the English one (_build/notebooks), each markdown cell translated from the page's source with the
+    page's catalogue (:mod:`booktools.translate`), then made plain Markdown as the split makes it and its record
+    roles filled in with the language's decimal symbol. Untranslated if a block has no translation (unless not
+    ``complete``: then it stays English)."""
+    nb = nbformat.read(notebook_path(source, framework), as_version=4)
+    cells = {cell.id: cell for cell in read_source(source).cells}
+    page = rel(source).with_suffix("").as_posix()
+    words = catalogue(language, page)
+    folder = Path(source).parent
+    known = translated_labels(language) if known is None else known
+    _ = gettext_function(language)
+    numbered = _("Section %s")
+    missing = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        text, lacking = translate(rewrite_links(cells[cell.id].source, folder), words)
+        missing += lacking
+        cell.source = text
+        cell.pop("attachments", None)
+        for_jupyter(cell, folder, known, numbered)
+    if missing and complete:
+        raise Untranslated(
+            f"{rel(source)} [{framework}]: {len(missing)} blocks have no {language} translation, the first: "
+            f"{missing[0][:80]!r}"
+        )
+    nb.metadata["d2l"]["language"] = language
+    return fill_notebook(nb, f"{rel(source)} ({language})", decimal_symbol(language))
+
+
+def notebooks_dir(language):
+    return LANGUAGE_BUILDS / language / "notebooks"
+
+
+def write_notebooks(language, complete=True):
+    """Every per-framework notebook in ``language``, under _build/languages/<language>/notebooks/."""
+    known = translated_labels(language)
+    for source in sources():
+        for framework in FRAMEWORKS:
+            path = notebooks_dir(language) / framework / rel(source).with_suffix(".ipynb")
+            nb = notebook(language, source, framework, known, complete)
+            write_if_changed(path, nbformat.writes(nb) + "\n")
+
+
+def compile_catalogues(language):
+    """Compile the catalogues of ``language`` to .mo files next to them (Sphinx reads those; booktools' own and
+    the theme's catalogues must exist before Sphinx starts)."""
+    for path in (LOCALES / language / "LC_MESSAGES").rglob("*.po"):
+        with open(path, "rb") as f:
+            catalog = read_po(f, locale=language)
+        data = BytesIO()
+        write_mo(data, catalog)
+        write_if_changed(path.with_suffix(".mo"), data.getvalue())
+
+
+def site_languages():
+    """The published languages for the site's language menu: {code: [folder, name, BCP 47 code]}."""
+    return {code: [FOLDERS[code], LANGUAGES[code], HREFLANG[code]] for code in PUBLISHED}
+
+
+LICENCE = '<p class="d2l-licence">{}</p>'
+
+
+def build(language, strict=True):
+    """The site in ``language``, from the staged site and the executed notebooks (nothing is executed), into
+    _build/html/<folder>/."""
+    write_notebooks(language, complete=strict)
+    compile_catalogues(language)
+    out = LANGUAGE_BUILDS / language
+    _ = gettext_function(language)
+    text = _("Text and code under the MIT License (the LICENSE file of the book's repository).")
+    theme = _config()["sphinx"]["config"]["html_theme_options"]
+    config = _config(
+        html_theme_options={**theme, "extra_footer": LICENCE.format(text)},
+        language=language,
+        locale_dirs=[str(LOCALES)],
+        gettext_compact=False,
+        d2l_notebooks_dir=os.path.relpath(notebooks_dir(language), SITE),
+        d2l_language_folder=FOLDERS[language],
+    )
+    _build([], out, config, strict)
+    target = HTML / FOLDERS[language]
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(out / "_build" / "html", target)
+    print(f"The {LANGUAGES[language]} book is in {rel(target)}/index.html", flush=True)

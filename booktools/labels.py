@@ -100,10 +100,11 @@ def labels(chapters=CHAPTERS):
     return found
 
 
-def plain_references(text, folder, known=None):
+def plain_references(text, folder, known=None, numbered="Section %s"):
     """``text`` (Markdown of a page in ``folder``) with its label lines dropped and its ``{ref}``/``{numref}``
     roles turned into Markdown links to the pages they name (``.md``: booktools.links then makes them
-    ``.ipynb``)."""
+    ``.ipynb``). ``known``: the labels (default: :func:`labels`); ``numbered``: the text of a ``{numref}``
+    without one of its own, in the page's language."""
     known = labels() if known is None else known
 
     def link(match):
@@ -117,7 +118,7 @@ def plain_references(text, folder, known=None):
         if role == "numref":
             if target.number is None:
                 raise LabelError(f"{{numref}}`{label}` names a heading without a number")
-            shown = (text or "Section %s").replace("%s", target.number)
+            shown = (text or numbered).replace("%s", target.number)
         else:
             shown = text or target.title
         path = Path(target.source).resolve()

@@ -13,6 +13,9 @@ BUILD = ROOT / "_build"
 NOTEBOOKS = BUILD / "notebooks"  # _build/notebooks/<framework>/chapters/.../<section>.ipynb
 SITE = BUILD / "site"  # what Jupyter Book renders: merged notebooks and plain pages
 HTML = BUILD / "html"
+LOCALES = (
+    ROOT / "locales"
+)  # locales/<language>/LC_MESSAGES/<page>.po: the translations (booktools.i18n)
 TIMINGS = BUILD / "timings.json"
 DURATIONS = (
     ROOT / "booktools" / "durations.json"

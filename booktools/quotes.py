@@ -100,15 +100,19 @@ def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False, decima
     return ROLE.sub(value, text)
 
 
-def fill_notebook(nb, where="notebook"):
+def fill_notebook(nb, where="notebook", decimal="."):
     """Replace the roles in the markdown cells of an executed framework notebook by the values of its own
-    records (in place); returns the notebook."""
+    records (in place), with the decimal symbol ``decimal``; returns the notebook."""
     framework = nb.metadata.get("d2l", {}).get("framework", "notebook")
     records = {framework: notebook_records(nb)}
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = fill(
-                cell.source, records, (framework,), f"{where}, cell {cell.get('id')}"
+                cell.source,
+                records,
+                (framework,),
+                f"{where}, cell {cell.get('id')}",
+                decimal=decimal,
             )
     return nb
 

@@ -17,6 +17,7 @@ import nbformat
 import yaml
 
 from booktools.expected import FOLDER as EXPECTED
+from booktools.i18n import site_languages
 from booktools.links import rewrite_links
 from booktools.merge import merge
 from booktools.paths import CHAPTERS, HTML, ROOT, SITE, rel, sources, write_if_changed
@@ -29,6 +30,7 @@ def stage():
     write_if_changed(SITE / "_toc.yml", (ROOT / "_toc.yml").read_bytes())
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config["d2l_languages"] = site_languages()
     if not sphinx_config.get("d2l_repository"):
         sphinx_config["d2l_repository"] = os.environ.get("D2L_REPOSITORY", "")
     mathjax = ensure_mathjax()

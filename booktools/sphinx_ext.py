@@ -37,15 +37,18 @@ from pathlib import Path
 
 import nbformat
 from docutils import nodes
+from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component, is_component
 
 from booktools import api, comparison, record_role
-from booktools.paths import LABELS
+from booktools.paths import LABELS, LOCALES
 from booktools.split import SETUP_TAG, WHEEL, setup_source
 from d2lcore.frameworks import FRAMEWORKS
 
 SYNC_GROUP = "framework"
+_ = get_translation("booktools")
+"""booktools' own words on the pages, from locales/<language>/LC_MESSAGES/booktools.po (booktools.i18n)."""
 
 
 def _framework(node):
@@ -73,9 +76,8 @@ def _tab_set(cells):
         if mine:
             content.extend(mine)
         else:
-            content += nodes.paragraph(
-                "", "", nodes.emphasis("", f"No {LABELS[fw]} code is needed here.")
-            )
+            text = _("No {framework} code is needed here.").format(framework=LABELS[fw])
+            content += nodes.paragraph("", "", nodes.emphasis("", text))
         item += label
         item += content
         tab_set += item
@@ -110,16 +112,28 @@ class FrameworkTabs(SphinxTransform):
 SOLUTION_TITLE = re.compile(r"Solution to exercise \d+")
 
 
+class SolutionTitles(SphinxTransform):
+    """Mark each sphinx-design dropdown titled "Solution to exercise N" (before its HTML post-transform: a
+    container whose first child is the title's rubric) as a solution, before the page's messages are translated
+    (priority 20), which changes the title."""
+
+    default_priority = 15
+
+    def apply(self, **kwargs):
+        for node in self.document.findall(nodes.container):
+            if (
+                is_component(node, "dropdown")
+                and node.get("has_title")
+                and len(node.children) > 0
+                and isinstance(node[0], nodes.rubric)
+                and SOLUTION_TITLE.fullmatch(node[0].astext().strip()) is not None
+            ):
+                node["d2l_solution"] = True
+
+
 def _is_solution(node):
-    """Whether ``node`` is a sphinx-design dropdown titled "Solution to exercise N" (before its HTML
-    post-transform: a container whose first child is the title's rubric)."""
-    return (
-        is_component(node, "dropdown")
-        and node.get("has_title")
-        and len(node.children) > 0
-        and isinstance(node[0], nodes.rubric)
-        and SOLUTION_TITLE.fullmatch(node[0].astext().strip()) is not None
-    )
+    """Whether ``node`` is a solution's dropdown (:class:`SolutionTitles`)."""
+    return isinstance(node, nodes.container) and node.get("d2l_solution", False)
 
 
 def _is_code_cell(node):
@@ -157,16 +171,20 @@ class SolutionCode(SphinxTransform):
                     cell.attributes.pop("hide_mode", None)
 
 
-COLAB = "https://colab.research.google.com/github/{repository}/blob/{branch}/{framework}/{docname}.ipynb"
+COLAB = "https://colab.research.google.com/github/{repository}/blob/{branch}/{folder}{framework}/{docname}.ipynb"
 REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9._-]+")
 
 
-def colab_url(repository, branch, framework, docname):
-    """Where Colab opens ``framework``'s notebook of the page ``docname``, as published on ``branch``."""
-    return COLAB.format(repository=repository, branch=branch, framework=framework, docname=docname)
+def colab_url(repository, branch, framework, docname, folder=""):
+    """Where Colab opens ``framework``'s notebook of the page ``docname``, as published on ``branch``: under
+    ``<folder>/`` for a language other than English (booktools.i18n.FOLDERS)."""
+    folder = f"{folder}/" if folder else ""
+    return COLAB.format(
+        repository=repository, branch=branch, folder=folder, framework=framework, docname=docname
+    )
 
 
-def colab_links(repository, branch, docname):
+def colab_links(repository, branch, docname, folder=""):
     """The HTML of a page's "Open in Colab" links, one per framework; empty when no repository is set."""
     if not repository:
         return ""
@@ -176,8 +194,10 @@ def colab_links(repository, branch, docname):
             f"d2l_notebooks_branch a branch; got {repository!r} and {branch!r}"
         )
     links = "".join(
-        f'<a class="d2l-colab" href="{colab_url(repository, branch, fw, docname)}" '
-        f'data-framework="{fw}" target="_blank" rel="noopener">Open in Colab ({LABELS[fw]})</a>'
+        f'<a class="d2l-colab" href="{colab_url(repository, branch, fw, docname, folder)}" '
+        f'data-framework="{fw}" target="_blank" rel="noopener">'
+        + _("Open in Colab ({framework})").format(framework=LABELS[fw])
+        + "</a>"
         for fw in FRAMEWORKS
     )
     return f'<p class="d2l-colab-links">{links}</p>'
@@ -205,14 +225,19 @@ class NotebookDownloads(SphinxTransform):
             f'download="{Path(docname).name}-{fw}.ipynb" data-framework="{fw}">{LABELS[fw]}</a>'
             for fw in FRAMEWORKS
         )
-        html = (
-            f'<p class="d2l-downloads">Run this section yourself: download its notebook for {links} '
-            f'(see <a href="{up}chapters/running-locally.html">running the notebooks</a>).</p>'
-        )
+        running = _("running the notebooks")
+        guide = f'<a href="{up}chapters/running-locally.html">{running}</a>'
+        text = _("Run this section yourself: download its notebook for {links} (see {guide}).")
+        html = f'<p class="d2l-downloads">{text.format(links=links, guide=guide)}</p>'
         title_index = next(
             (i for i, c in enumerate(section.children) if isinstance(c, nodes.title)), -1
         )
-        html += colab_links(self.config.d2l_repository, self.config.d2l_notebooks_branch, docname)
+        html += colab_links(
+            self.config.d2l_repository,
+            self.config.d2l_notebooks_branch,
+            docname,
+            self.config.d2l_language_folder,
+        )
         section.insert(title_index + 1, nodes.raw("", html, format="html"))
 
 
@@ -330,6 +355,22 @@ def number_figure_copies(app, doctree, docname):
             numbers[copy_id] = numbers[nodes.make_id(name)]
 
 
+def language_links(app, pagename, templatename, context, doctree):
+    """The page in every language of the site, as ``<link rel="alternate" hreflang>`` elements in its head
+    (their ``title`` is the language's own name), from which the page's script builds the language menu. English
+    is at the site's root, each other language in its folder (``d2l_languages``: {Sphinx code: [folder, name,
+    BCP 47 code]}; ``d2l_language_folder``: this build's folder, empty for English)."""
+    languages = app.config.d2l_languages
+    if not languages:
+        return
+    up = "../" * pagename.count("/") + ("../" if app.config.d2l_language_folder else "")
+    tags = []
+    for folder, name, code in [("", "English", "en"), *languages.values()]:
+        href = f"{up}{folder + '/' if folder else ''}{pagename}.html"
+        tags.append(f'<link rel="alternate" hreflang="{code}" href="{href}" title="{name}">')
+    context["metatags"] = context.get("metatags", "") + "\n".join(tags) + "\n"
+
+
 def _add_static(app):
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
 
@@ -345,6 +386,12 @@ def setup(app):
     app.add_config_value("d2l_install_from", "site", "env")
     app.add_config_value("d2l_site_url", "", "env")
     app.add_config_value("d2l_dist_dir", "../dist", "env")
+    # the languages of the site and this build's (booktools.i18n sets them)
+    app.add_config_value("d2l_languages", {}, "html")
+    app.add_config_value("d2l_language_folder", "", "env")
+    app.add_message_catalog("booktools", str(LOCALES))
+    app.connect("html-page-context", language_links)
+    app.add_transform(SolutionTitles)
     app.add_transform(FrameworkTabs)
     app.add_transform(SolutionCode)
     app.add_transform(NotebookDownloads)

@@ -153,6 +153,16 @@ def _embed_images(cell, folder):
         cell["attachments"] = attachments
 
 
+def for_jupyter(cell, folder, known=None, numbered="Section %s"):
+    """Make a markdown cell of a page in ``folder`` plain Markdown for Jupyter (in place): Jupyter knows no
+    labels, so references become plain links (``known`` and ``numbered``: those of
+    :func:`booktools.labels.plain_references`); dropdowns become ``<details>``, the admonition a quote, local
+    images attachments."""
+    text = plain_references(cell.source, folder, known, numbered)
+    cell.source = quotes(details(rewrite_links(text, folder)))
+    _embed_images(cell, folder)
+
+
 def split(source, framework):
     """The notebook of ``framework`` for ``source``: a new ``nbformat`` notebook, not yet executed."""
     source = Path(source)
@@ -176,11 +186,8 @@ def split(source, framework):
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        elif cell.cell_type == "markdown":  # Jupyter knows no labels: references become plain links
-            cell.source = quotes(
-                details(rewrite_links(plain_references(cell.source, source.parent), source.parent))
-            )
-            _embed_images(cell, source.parent)
+        elif cell.cell_type == "markdown":
+            for_jupyter(cell, source.parent)
         out.cells.append(cell)
     nbformat.validate(out)
     return out
