@@ -7,6 +7,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SELECT := $(if $(SECTION),--section $(SECTION)) $(if $(FRAMEWORK),--framework $(FRAMEWORK))
+#   LANGUAGES=<codes>   the languages built besides English (e.g. LANGUAGES=ru, LANGUAGES="ru tr", LANGUAGES=none);
+#                       default: every published language (booktools/i18n.py)
+LANGUAGE_ARGS := $(foreach language,$(LANGUAGES),--language $(language))
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_REPOSITORY := d2l-book-test/attention-book
@@ -15,7 +18,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' d2lcore/__init__.py)
 WHEEL := _build/dist/d2lcore-$(VERSION)-py3-none-any.whl
 PACKAGE_FILES := $(shell git ls-files d2lcore data 2>/dev/null) pyproject.toml MANIFEST.in README.md LICENSE
 
-.PHONY: help install book notebooks html test lint lint-workflows lint-notebooks unit nbval expected-outputs browser-test \
+.PHONY: help install book notebooks html gettext translations test lint lint-workflows lint-notebooks unit nbval expected-outputs browser-test \
 	browser lab clean distclean timings constraints bench dist
 
 help:
@@ -23,6 +26,9 @@ help:
 	@echo "make install    the virtual environment, Chromium and actionlint (make test does it the first time)"
 	@echo "make test       install (first time), then lint, unit tests, nbval, strict book build, browser tests"
 	@echo "make notebooks  only the per-framework notebooks, in _build/notebooks/<framework>/"
+	@echo "make gettext    the English pages' messages into _build/gettext, merged into the catalogues in"
+	@echo "                locales/<language>/ (after the English changed: then translate what is new or fuzzy)"
+	@echo "make translations  per language and page: translated, fuzzy and untranslated messages"
 	@echo "make nbval      execute each notebook once, in fresh environments outside the clone, checking its"
 	@echo "                tagged outputs; the build reuses it (HERE=1: in this environment, faster to repeat)"
 	@echo "make expected-outputs  record the checked outputs again after an intended change"
@@ -30,7 +36,7 @@ help:
 	@echo "make dist       build the d2lcore sdist and wheel into _build/dist and check them"
 	@echo "make bench      ours against the reference, our attention, the whole book's time (benchmarks/)"
 	@echo "make clean      remove _build (make distclean: also the virtual environment)"
-	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow"
+	@echo "Options: SECTION=<part of a path>  FRAMEWORK=mxnet|pytorch|tensorflow  LANGUAGES=ru|tr|zh_CN|none"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@echo "== Creating $(VENV) and installing the pinned stack (a few minutes the first time)"
@@ -51,7 +57,16 @@ notebooks: $(STAMP)
 # offers the wheel, which the notebooks' setup cells install until d2lcore is on PyPI.
 html: $(STAMP) $(WHEEL)
 	$(PY) -m booktools notebooks
-	$(PY) -m booktools html
+	$(PY) -m booktools html $(LANGUAGE_ARGS)
+
+# Translations (booktools/i18n.py): extract the messages of the English pages, merge them into the catalogues of
+# every language (sphinx-intl update: a changed message becomes fuzzy, a new one untranslated).
+gettext: $(STAMP) $(WHEEL)
+	$(PY) -m booktools notebooks
+	$(PY) -m booktools gettext
+
+translations: $(STAMP)
+	$(PY) -m booktools translations
 
 timings:
 	@$(PY) -m booktools timings

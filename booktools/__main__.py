@@ -150,9 +150,14 @@ def main(argv=None):
             sys.exit(
                 f"--language: {unknown} are not languages of the book; it has {list(i18n.LANGUAGES)}"
             )
+        languages = [code for code in languages if code != "none"]
+        if languages:
+            i18n.gettext()  # the English messages, against which the catalogues are checked
+            if not args.no_strict:
+                i18n.check_complete(languages)
+                i18n.check_consistent(languages)
         for code in languages:
-            if code != "none":
-                i18n.build(code, strict=not args.no_strict)
+            i18n.build(code, strict=not args.no_strict)
     elif args.command == "gettext":
         from booktools import i18n
         from booktools.site import stage

@@ -43,8 +43,7 @@ from booktools.paths import (
     sources,
     write_if_changed,
 )
-from booktools.quotes import FIGURE, fill_notebook
-from booktools.record_role import decimal_symbol
+from booktools.quotes import decimal_symbol, fill_notebook
 from booktools.split import for_jupyter, read_source
 from booktools.translate import translate
 from d2lcore import FRAMEWORKS
@@ -188,16 +187,29 @@ def statistics(languages=tuple(LANGUAGES)):
     return totals
 
 
+def _messages(path):
+    with open(path, "rb") as f:
+        return {m.id for m in read_po(f) if m.id}
+
+
 def check_complete(languages=PUBLISHED):
-    """SystemExit naming the pages of a published language that have fuzzy or untranslated messages, or no
-    catalogue at all."""
-    templates = {p.relative_to(GETTEXT).with_suffix("").as_posix() for p in GETTEXT.rglob("*.pot")}
+    """SystemExit naming, for each published language, the pages whose catalogue lacks a message of the
+    page's template in _build/gettext (``make gettext`` has not been run since the English changed), or has
+    fuzzy or untranslated messages."""
     problems = []
+    for template in sorted(GETTEXT.rglob("*.pot")):
+        name = template.relative_to(GETTEXT).with_suffix("").as_posix()
+        wanted = _messages(template)
+        for language in languages:
+            path = LOCALES / language / "LC_MESSAGES" / f"{name}.po"
+            lacking = wanted - (_messages(path) if path.is_file() else set())
+            if lacking:
+                problems.append(
+                    f"{language}: {rel(path)} lacks {len(lacking)} messages of the English page, e.g. "
+                    f"{sorted(lacking)[0][:60]!r}: run `make gettext`, then translate them"
+                )
     for language in languages:
-        pages = catalogues(language)
-        for page in sorted(templates - set(pages)):
-            problems.append(f"{language}: {page} has no catalogue (run `make gettext`)")
-        for path in pages.values():
+        for path in catalogues(language).values():
             c = counts(path)
             if c.fuzzy or c.untranslated:
                 problems.append(
@@ -213,12 +225,18 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 CODE = re.compile(r"`[^`\n]+`")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HTML_TAG = re.compile(r"</?[a-z][^>]*>")
+FIGURE = re.compile(r"(?<![A-Za-z0-9_.])\d*\.\d{2,}(?![A-Za-z0-9_]|\.\d)")
+"""A decimal figure as booktools.quotes finds them, next to letters of any script (Chinese has no spaces)."""
+
+
+REFERENCE_TEXT = re.compile(r"\{(ref|numref)\}`[^`<]*<([^`>]+)>`")
+"""A reference with text of its own, ``{numref}`section %s <label>```: the text is translated, the label not."""
 
 
 def _parts(text, decimal):
-    """What a message and its translation must share: its roles, math, inline code, link targets, HTML tags
-    and figures (with ``decimal`` read as a decimal point)."""
-    roles = ROLE.findall(text)
+    """What a message and its translation must share: its roles (a reference's label, not its text), math,
+    inline code, link targets, HTML tags and figures (with ``decimal`` read as a decimal point)."""
+    roles = [REFERENCE_TEXT.sub(r"{\1}`<\2>`", role) for role in ROLE.findall(text)]
     rest = ROLE.sub(" ", text)
     math = MATH.findall(rest)
     rest = MATH.sub(" ", rest)
@@ -342,7 +360,7 @@ def notebook(language, source, framework, known=None, complete=True):
             f"{missing[0][:80]!r}"
         )
     nb.metadata["d2l"]["language"] = language
-    return fill_notebook(nb, f"{rel(source)} ({language})", decimal_symbol(language))
+    return fill_notebook(nb, f"{rel(source)} ({language})", language)
 
 
 def notebooks_dir(language):

@@ -28,7 +28,11 @@ The merge fails on a stray figure.
 """
 
 import re
+from functools import cache
 from html import escape
+
+from babel import Locale
+from babel.numbers import get_decimal_symbol
 
 from booktools.figures import IMAGE
 from booktools.paths import LABELS
@@ -42,6 +46,8 @@ ROLE = re.compile(
 
 DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 """The decimal point of a formatted figure."""
+PERCENT = re.compile(r"([^#0,.]*)[#0,.]+([^#0,.]*)")
+"""A locale's percent pattern: what comes before the number and after it."""
 FIGURE = re.compile(r"(?<![\w.])\d*\.\d{2,}(?!\w|\.\d)")
 TRANSLATION = re.compile(r"`([^`\n]+)` => `([^`\n]+)`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
@@ -76,17 +82,42 @@ def _value(records, match, where):
         ) from None
 
 
-def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False, decimal="."):
+@cache
+def _locale(language):
+    return Locale.parse(language or "en")
+
+
+def decimal_symbol(language):
+    """The decimal symbol of a Sphinx language code such as "ru" or "zh_CN" (English where none is set)."""
+    return get_decimal_symbol(_locale(language))
+
+
+def localised(value, language):
+    """A formatted figure ("0.36", "46%") as ``language`` writes it (Babel's locale data): its decimal symbol,
+    and its percent sign where the language puts it ("0,36" in Russian, "%46" in Turkish)."""
+    if not language:
+        return value
+    value = DECIMAL.sub(decimal_symbol(language), value)
+    if value.endswith("%"):
+        pattern = (
+            _locale(language).percent_formats[None].pattern
+        )  # "#,##0%", "%#,##0", "#,##0\xa0%"
+        prefix, suffix = PERCENT.fullmatch(pattern).groups()
+        value = prefix + value[:-1] + suffix
+    return value
+
+
+def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False, language=None):
     """``text`` with each record role replaced by its value. ``records``: {framework: {name: fields}};
     ``frameworks``: those whose notebooks show the text. One framework gives its value; several give the
     value once if they agree, else "v (MXNet), w (PyTorch), ...", which ``html`` wraps in a span that
-    also holds each framework's value (``data-pytorch="w"``), for the page's script. ``decimal``: the decimal
-    symbol of the text's language; where it is a comma, the frameworks' values are separated by semicolons."""
-    separator = "; " if decimal == "," else ", "
+    also holds each framework's value (``data-pytorch="w"``), for the page's script. ``language``: the text's
+    (:func:`localised`); where it writes a decimal comma, the frameworks' values are separated by semicolons."""
+    separator = "; " if decimal_symbol(language) == "," else ", "
 
     def value(match):
         values = {
-            fw: DECIMAL.sub(decimal, _value(records[fw], match, f"{where} [{fw}]"))
+            fw: localised(_value(records[fw], match, f"{where} [{fw}]"), language)
             for fw in frameworks
         }
         if len(set(values.values())) == 1:
@@ -100,9 +131,9 @@ def fill(text, records, frameworks=FRAMEWORKS, where="prose", html=False, decima
     return ROLE.sub(value, text)
 
 
-def fill_notebook(nb, where="notebook", decimal="."):
+def fill_notebook(nb, where="notebook", language=None):
     """Replace the roles in the markdown cells of an executed framework notebook by the values of its own
-    records (in place), with the decimal symbol ``decimal``; returns the notebook."""
+    records (in place), as ``language`` writes figures; returns the notebook."""
     framework = nb.metadata.get("d2l", {}).get("framework", "notebook")
     records = {framework: notebook_records(nb)}
     for cell in nb.cells:
@@ -112,7 +143,7 @@ def fill_notebook(nb, where="notebook", decimal="."):
                 records,
                 (framework,),
                 f"{where}, cell {cell.get('id')}",
-                decimal=decimal,
+                language=language,
             )
     return nb
 

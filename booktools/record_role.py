@@ -5,16 +5,13 @@ the markdown, so that the page's messages for translators hold the role, not thi
 changes no translation, and each language's build fills in the same figures. Here the role becomes its value
 (:func:`booktools.quotes.fill`): in a framework's prose (a tab of the ``framework`` group), that framework's value;
 in shared prose, the value once where the three frameworks agree, else each framework's value in a
-``<span class="d2l-per-framework">``. Figures take the decimal symbol of the page's language (Babel's locale data:
-``0,36`` in Russian and Turkish).
+``<span class="d2l-per-framework">``. Figures are written as the page's language writes them
+(:func:`booktools.quotes.localised`: ``0,36`` in Russian, ``%46`` in Turkish).
 """
 
-from functools import cache
 from pathlib import Path
 
 import nbformat
-from babel import Locale
-from babel.numbers import get_decimal_symbol
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import is_component
@@ -39,12 +36,6 @@ def record_role(name, rawtext, text, lineno, inliner, options=None, content=None
     node = record_quote(rawtext, "")
     node["role"] = role
     return [node], []
-
-
-@cache
-def decimal_symbol(language):
-    """The decimal symbol of a Sphinx language code such as "ru" or "zh_CN" (English where none is set)."""
-    return get_decimal_symbol(Locale.parse(language or "en"))
 
 
 def _tab_framework(node):
@@ -74,11 +65,11 @@ class RecordQuotes(SphinxTransform):
             fw: notebook_records(nbformat.read(folder / fw / f"{docname}.ipynb", as_version=4))
             for fw in FRAMEWORKS
         }
-        decimal = decimal_symbol(self.config.language)
+        language = self.config.language
         for node in quotes:
             mine = _tab_framework(node)
             text = fill(
-                node["role"], records, (mine,) if mine else FRAMEWORKS, docname, True, decimal
+                node["role"], records, (mine,) if mine else FRAMEWORKS, docname, True, language
             )
             if text.startswith("<span"):
                 node.replace_self(nodes.raw("", text, format="html"))

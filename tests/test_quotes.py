@@ -6,7 +6,7 @@ import pytest
 
 from booktools import merge as merge_module
 from booktools.merge import merge
-from booktools.quotes import QuoteError, fill, fill_notebook, quoted, stray_figures
+from booktools.quotes import QuoteError, fill, fill_notebook, localised, quoted, stray_figures
 from d2lcore import FRAMEWORKS
 from d2lcore.records import MIME
 
@@ -80,6 +80,24 @@ def test_the_downloaded_notebook_reads_as_plain_markdown():
     ]
     nb = fill_notebook(executed("mxnet", source, bleu=BLEU["mxnet"]))
     assert nb.cells[1].source == "Held out: 0.356."
+    nb = fill_notebook(executed("mxnet", source, bleu=BLEU["mxnet"]), language="ru")
+    assert nb.cells[1].source == "Held out: 0,356."
+
+
+@pytest.mark.parametrize(
+    "language, value, written",
+    [
+        (None, "0.36", "0.36"),
+        ("ru", "0.36", "0,36"),
+        ("tr", "46%", "%46"),
+        ("tr", "4.5%", "%4,5"),
+        ("ru", "46%", "46\u00a0%"),
+        ("zh_CN", "0.36", "0.36"),
+        ("zh_CN", "46%", "46%"),
+    ],
+)
+def test_figures_are_written_as_the_language_writes_them(language, value, written):
+    assert localised(value, language) == written
 
 
 def test_typed_figures_and_translations_are_found_outside_math_and_code():
@@ -125,14 +143,16 @@ def notebooks_of(path, **kwargs):
     return {fw: executed(fw, src, bleu=BLEU[fw], **kwargs) for fw in FRAMEWORKS}
 
 
-def test_merge_fills_roles_and_stops_at_a_stale_figure(tmp_path):
+def test_merge_checks_roles_and_stops_at_a_stale_figure(tmp_path):
+    """The merge keeps a role for the site to fill in (booktools.record_role), so that the page's message for
+    translators holds the role; a role that the notebooks cannot fill stops it."""
     path = write_source(tmp_path, "Held-out BLEU: {record}`bleu_held_out.bleu:.2f`.")
     out = merge(path, notebooks_of(path))
-    filled = [c.source for c in out.cells if c.source.startswith("Held-out BLEU:")]
-    assert filled == [
-        'Held-out BLEU: <span class="d2l-per-framework" data-mxnet="0.36" data-pytorch="0.36" '
-        'data-tensorflow="0.45">0.36 (MXNet), 0.36 (PyTorch), 0.45 (TensorFlow)</span>.'
-    ]
+    kept = [c.source for c in out.cells if c.source.startswith("Held-out BLEU:")]
+    assert kept == ["Held-out BLEU: {record}`bleu_held_out.bleu:.2f`."]
+    missing = write_source(tmp_path, "Held-out BLEU: {record}`bleu_held_out.chrf:.2f`.")
+    with pytest.raises(QuoteError, match="has no field 'chrf'"):
+        merge(missing, notebooks_of(missing))
     stale = write_source(tmp_path, "The held-out BLEU falls to about 0.45.")
     with pytest.raises(QuoteError, match="quotes 0.45, which no output of MXNet, PyTorch"):
         merge(stale, notebooks_of(stale))

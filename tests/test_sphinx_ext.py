@@ -15,6 +15,7 @@ from sphinx_design.shared import create_component
 from booktools.sphinx_ext import (
     FrameworkTabs,
     SolutionCode,
+    SolutionTitles,
     _is_solution,
     colab_links,
     colab_url,
@@ -171,7 +172,10 @@ def test_solution_code_moves_into_its_solution_without_toggles():
     prose = nodes.paragraph("", "Prose after the solution.")
     visible = _cell(hidden=False)
     section.extend([shared, prose, visible, second, _cell("hide-cell")])
-    document = _apply(FrameworkTabs, section)  # groups the framework cells, as in the build
+    document = _apply(SolutionTitles, section)  # before the title is translated, as in the build
+    FrameworkTabs(document).apply()  # groups the framework cells
+    # a translated title (the Russian build) changes nothing: the solution was found by its English title
+    first[0].replace_self(nodes.rubric("Решение упражнения 1", "Решение упражнения 1"))
     SolutionCode(document).apply()
     kinds = [
         "solution" if _is_solution(c) else c.get("design_component") or c.tagname
@@ -184,6 +188,7 @@ def test_solution_code_moves_into_its_solution_without_toggles():
         "cell_code",
     ]
     assert first[1].astext() == "The text of Solution to exercise 1."
+    assert first[0].astext() == "Решение упражнения 1"
     moved = [c for c in first.findall(nodes.container) if c.get("nb_element") == "cell_code"]
     assert len(moved) == 4 and not any(c.get("hide_mode") for c in moved)
     assert [c.get("nb_element") for c in second[2:]] == ["cell_code"]
@@ -195,5 +200,7 @@ def test_solution_code_moves_into_its_solution_without_toggles():
 def test_solution_code_leaves_a_solution_without_code_alone():
     solution = _dropdown("Solution to exercise 3")
     section = nodes.section("", solution, nodes.paragraph("", "Next."), _cell("hide-cell"))
-    section = _apply(SolutionCode, section).children[0]
+    document = _apply(SolutionTitles, section)
+    SolutionCode(document).apply()
+    section = document.children[0]
     assert len(solution.children) == 2 and section[2]["hide_mode"] == "all"
