@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from io import BytesIO
@@ -399,6 +400,7 @@ LICENCE = '<p class="d2l-licence">{}</p>'
 def build(language, strict=True):
     """The site in ``language``, from the staged site and the executed notebooks (nothing is executed), into
     _build/html/<folder>/."""
+    start = time.perf_counter()
     write_notebooks(language, complete=strict)
     compile_catalogues(language)
     out = LANGUAGE_BUILDS / language
@@ -418,4 +420,5 @@ def build(language, strict=True):
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(out / "_build" / "html", target)
-    print(f"The {LANGUAGES[language]} book is in {rel(target)}/index.html", flush=True)
+    seconds = time.perf_counter() - start
+    print(f"The {LANGUAGES[language]} book is in {rel(target)}/index.html ({seconds:.0f} s)", flush=True)
