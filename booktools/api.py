@@ -189,8 +189,10 @@ class Api(SphinxDirective):
         )
         # the reference is d2lcore's docstrings, which help() shows in English: every edition shows them so, and
         # they are not messages for translators (booktools/i18n.py)
+        # (not inline nodes, which are never messages: Sphinx unwraps an inline node that has the attribute)
         for node in container.findall(nodes.TextElement):
-            node["translatable"] = False
+            if not isinstance(node, nodes.Inline):
+                node["translatable"] = False
         return container.children
 
 

@@ -224,6 +224,7 @@ ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")
 """A MyST role: ``{ref}`sec-transformer```, ``{record}`bleu.bleu:.2f```, ``{numref}`...```."""
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 CODE = re.compile(r"`[^`\n]+`")
+THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|\{\.\}|\\,|\\ |~)(?=\d{3})")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HTML_TAG = re.compile(r"</?[a-z][^>]*>")
 FIGURE = re.compile(r"(?<![A-Za-z0-9_.])\d*\.\d{2,}(?![A-Za-z0-9_]|\.\d)")
@@ -239,7 +240,8 @@ def _parts(text, decimal):
     inline code, link targets, HTML tags and figures (with ``decimal`` read as a decimal point)."""
     roles = [REFERENCE_TEXT.sub(r"{\1}`<\2>`", role) for role in ROLE.findall(text)]
     rest = ROLE.sub(" ", text)
-    math = MATH.findall(rest)
+    # a number in math may group its thousands as the language does: 16{,}384, 16\,384, 16\ 384
+    math = [THOUSANDS.sub("", m) for m in MATH.findall(rest)]
     rest = MATH.sub(" ", rest)
     code = CODE.findall(rest)
     rest = CODE.sub(" ", rest)
@@ -409,6 +411,8 @@ def build(language, strict=True):
     theme = _config()["sphinx"]["config"]["html_theme_options"]
     config = _config(
         html_theme_options={**theme, "extra_footer": LICENCE.format(text)},
+        # "Section 4" of a {numref}, as the notebooks write it (Sphinx's own word order may differ: "节 4")
+        numfig_format={"section": _("Section %s")},
         language=language,
         locale_dirs=[str(LOCALES)],
         gettext_compact=False,
@@ -421,4 +425,7 @@ def build(language, strict=True):
         shutil.rmtree(target)
     shutil.copytree(out / "_build" / "html", target)
     seconds = time.perf_counter() - start
-    print(f"The {LANGUAGES[language]} book is in {rel(target)}/index.html ({seconds:.0f} s)", flush=True)
+    print(
+        f"The {LANGUAGES[language]} book is in {rel(target)}/index.html ({seconds:.0f} s)",
+        flush=True,
+    )

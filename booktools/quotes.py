@@ -32,7 +32,7 @@ from functools import cache
 from html import escape
 
 from babel import Locale
-from babel.numbers import get_decimal_symbol
+from babel.numbers import get_decimal_symbol, get_group_symbol
 
 from booktools.figures import IMAGE
 from booktools.paths import LABELS
@@ -46,6 +46,8 @@ ROLE = re.compile(
 
 DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 """The decimal point of a formatted figure."""
+GROUP = re.compile(r"(?<=\d),(?=\d{3})")
+"""The thousands separator of a formatted figure ("37,120")."""
 PERCENT = re.compile(r"([^#0,.]*)[#0,.]+([^#0,.]*)")
 """A locale's percent pattern: what comes before the number and after it."""
 FIGURE = re.compile(r"(?<![\w.])\d*\.\d{2,}(?!\w|\.\d)")
@@ -93,11 +95,14 @@ def decimal_symbol(language):
 
 
 def localised(value, language):
-    """A formatted figure ("0.36", "46%") as ``language`` writes it (Babel's locale data): its decimal symbol,
-    and its percent sign where the language puts it ("0,36" in Russian, "%46" in Turkish)."""
+    """A formatted figure ("0.36", "46%", "37,120") as ``language`` writes it (Babel's locale data): its decimal
+    symbol, its thousands separator and its percent sign where the language puts it ("0,36" and "37 120" in
+    Russian, "%46" and "37.120" in Turkish)."""
     if not language:
         return value
-    value = DECIMAL.sub(decimal_symbol(language), value)
+    group = get_group_symbol(_locale(language))
+    parts = [DECIMAL.sub(decimal_symbol(language), part) for part in GROUP.split(value)]
+    value = group.join(parts)
     if value.endswith("%"):
         pattern = (
             _locale(language).percent_formats[None].pattern
