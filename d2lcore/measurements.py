@@ -663,3 +663,76 @@ def practice_fields(data=None):
                 fields[stem] = stats["mean"]
                 fields[f"{stem}_min"], fields[f"{stem}_max"] = stats["min"], stats["max"]
     return fields
+
+
+# --- Decoder-only or encoder–decoder: the study over seeds (benchmarks/lm_study.py) ------------------------------
+
+LM_STUDY_CONFIGS = ("encoder_decoder", "prefix_rotary", "prefix_sinusoidal")
+"""The encoder–decoder Transformer of the training page, and the prefix language model of the language-model page
+with rotary embeddings and with the sinusoidal encoding instead."""
+
+LM_STUDY_MEASURES = {
+    "bleu": ("held_out", "bleu"),
+    "exact": ("held_out", "exact"),
+    "corpus_bleu": ("held_out", "corpus_bleu"),
+    "chrf": ("held_out", "chrf"),
+    "long_bleu": ("longer", "bleu"),
+    "long_chrf": ("longer", "chrf"),
+    "loss": ("loss_per_token",),
+    "parameters": ("parameters",),
+    "seconds": ("train_seconds",),
+}
+"""The measures of a run, by name: the path of each in the run's dict. Held-out translation (mean per-sentence
+BLEU, exact share, corpus BLEU, chrF), the same BLEU and chrF on sources longer than any of training, the last
+epoch's training loss per token, the number of parameters and the training time in seconds."""
+
+
+def summarise_lm_study(data):
+    """``{framework: {config: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of ``data["runs"]``
+    (each run a dict with "framework", "config" and the paths of LM_STUDY_MEASURES)."""
+    grouped = {}
+    for run in data["runs"]:
+        grouped.setdefault(run["framework"], {}).setdefault(run["config"], []).append(run)
+    return {
+        framework: {
+            config: {
+                name: _stats([_measure(r, path) for r in runs])
+                for name, path in LM_STUDY_MEASURES.items()
+            }
+            for config, runs in configs.items()
+        }
+        for framework, configs in grouped.items()
+    }
+
+
+def lm_study_fields(data=None):
+    """The fields of the record "lm_study": ``<framework>_<config>_<measure>`` the mean over seeds (``_min``,
+    ``_max`` the range), the frameworks measured (``frameworks``, their labels), the number of seeds and
+    epochs, the sentences scored (``held_out_sentences``, ``long_sentences``, ``long_min_tokens``,
+    ``long_max_tokens``), and the load average's range over the runs (``load_min``, ``load_max``). ``data``:
+    the committed measurement (data/measurements/lm_study.json) if None."""
+    from d2lcore.frameworks import REGISTRY
+
+    data = read_measurement("lm_study") if data is None else data
+    runs = data["runs"]
+    frameworks = list(dict.fromkeys(r["framework"] for r in runs))
+    lengths = [r["longer"]["source_tokens"] for r in runs]
+    fields = {
+        "frameworks": ", ".join(REGISTRY[f].label for f in frameworks),
+        "seeds": len({r["seed"] for r in runs}),
+        "epochs": data["epochs"],
+        "held_out_sentences": runs[0]["held_out"]["sentences"],
+        "long_sentences": runs[0]["longer"]["sentences"],
+        "long_min_tokens": min(low for low, _ in lengths),
+        "long_max_tokens": max(high for _, high in lengths),
+        "load_min": min(min(r["load_average"]) for r in runs),
+        "load_max": max(max(r["load_average"]) for r in runs),
+        "date": data["date"],
+    }
+    for framework, configs in summarise_lm_study(data).items():
+        for config, measures in configs.items():
+            for name, stats in measures.items():
+                stem = f"{framework}_{config}_{name}"
+                fields[stem] = stats["mean"]
+                fields[f"{stem}_min"], fields[f"{stem}_max"] = stats["min"], stats["max"]
+    return fields

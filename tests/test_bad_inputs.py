@@ -1326,6 +1326,11 @@ def _(framework, d2l, data):
     return lambda: d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, False, data.draw(bad_size))
 
 
+@case("PrefixLM: rotary", "rotary")
+def _(framework, d2l, data):
+    return lambda: d2l.PrefixLM(6, 8, 16, 2, 2, 0.0, rotary=data.draw(bad_bool))
+
+
 @case("generate: separator missing from a prefix", "prompt")
 def _(framework, d2l, data):
     net = ready(framework, d2l.PrefixLM(6, 8, 16, 2, 2, 0.0))

@@ -182,9 +182,9 @@ def canonical_weights():
     return _CANONICAL
 
 
-def built_lm(framework, weights=None):
+def built_lm(framework, weights=None, rotary=True):
     d2l = module(framework)
-    net = d2l.PrefixLM(VOCAB, HIDDENS, FFN, HEADS, LAYERS, 0.0, max_len=32)
+    net = d2l.PrefixLM(VOCAB, HIDDENS, FFN, HEADS, LAYERS, 0.0, max_len=32, rotary=rotary)
     eval_call(framework, net, make_tensor(framework, np.ones((1, 2), INDEX[framework])))
     if weights is not None:
         d2l.load_weights(net, weights)
@@ -194,8 +194,9 @@ def built_lm(framework, weights=None):
 PROMPT = np.array([[4, 7, 2, SEP, 9], [3, SEP, 5, 6, 8]])  # prefixes of 4 and 2 tokens
 
 
-def test_generate_with_cache_equals_without(d2l, framework):
-    net = built_lm(framework, canonical_weights())
+@pytest.mark.parametrize("rotary", [True, False])
+def test_generate_with_cache_equals_without(d2l, framework, rotary):
+    net = built_lm(framework, canonical_weights(), rotary)
     prompt = make_tensor(framework, PROMPT.astype(INDEX[framework]))
     tokens, logits = d2l.generate(net, prompt, 8, SEP)
     tokens_off, logits_off = d2l.generate(net, prompt, 8, SEP, use_cache=False)
@@ -204,9 +205,11 @@ def test_generate_with_cache_equals_without(d2l, framework):
     np.testing.assert_allclose(to_numpy(logits), to_numpy(logits_off), rtol=1e-4, atol=1e-5)
 
 
-def test_prompt_then_chunks_equals_one_call(d2l, framework):
-    """A prompt of 5 tokens, then chunks of 3, 2 and 1 on the caches: the logits of one call on all 11."""
-    net = built_lm(framework, canonical_weights())
+@pytest.mark.parametrize("rotary", [True, False])
+def test_prompt_then_chunks_equals_one_call(d2l, framework, rotary):
+    """A prompt of 5 tokens, then chunks of 3, 2 and 1 on the caches: the logits of one call on all 11 (with
+    sinusoidal encodings too: the new tokens' positions start at the cache's length)."""
+    net = built_lm(framework, canonical_weights(), rotary)
     sequence = RNG.integers(2, VOCAB, size=(2, 11)).astype(INDEX[framework])
     sequence[:, 3] = SEP
     prefix = make_tensor(framework, np.array([4, 4], np.int32))
@@ -253,4 +256,36 @@ def test_frameworks_agree_with_shared_weights():
         np.testing.assert_array_equal(results[framework][0], tokens, err_msg=framework)
         np.testing.assert_allclose(
             results[framework][1], logits, rtol=1e-4, atol=1e-5, err_msg=framework
+        )
+
+
+def test_sinusoidal_lm_adds_the_table_and_rotates_nothing(d2l, framework):
+    """rotary=False: the logits of the blocks run on embedding * sqrt(num_hiddens) + the sinusoid table, with
+    rotation off in every attention; and they differ from the rotary model's with the same weights."""
+    from d2lcore.positional import sinusoid_table
+
+    net = built_lm(framework, canonical_weights(), rotary=False)
+    assert not any(blk.attention.rotary for blk in net.blks)
+    tokens = np.array([[4, 7, 2, SEP, 9, 5, 6]], INDEX[framework])
+    prefix = make_tensor(framework, np.array([4], np.int32))
+    logits = to_numpy(eval_call(framework, net, make_tensor(framework, tokens), prefix)[0])
+    H = to_numpy(net.embedding(make_tensor(framework, tokens))) * math.sqrt(HIDDENS)
+    H = make_tensor(framework, (H + sinusoid_table(7, HIDDENS)).astype(np.float32))
+    for blk in net.blks:
+        H, _ = blk(H, prefix)  # in evaluation mode already, with its parent
+    np.testing.assert_allclose(logits, to_numpy(net.dense(H)), rtol=1e-4, atol=1e-5)
+    rotary = built_lm(framework, canonical_weights())
+    other = to_numpy(eval_call(framework, rotary, make_tensor(framework, tokens), prefix)[0])
+    assert np.abs(other - logits).max() > 1e-3
+
+
+def test_frameworks_agree_without_rotary():
+    results = {}
+    for framework in FRAMEWORKS:
+        net = built_lm(framework, canonical_weights(), rotary=False)
+        prompt = make_tensor(framework, PROMPT.astype(INDEX[framework]))
+        results[framework] = to_numpy(module(framework).generate(net, prompt, 6, SEP)[1])
+    for framework in FRAMEWORKS:
+        np.testing.assert_allclose(
+            results[framework], results["pytorch"], rtol=1e-4, atol=1e-5, err_msg=framework
         )

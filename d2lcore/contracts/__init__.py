@@ -932,7 +932,7 @@ def _cache_fits(call):
 
 
 PrefixLM = Contract(
-    init=_TRANSFORMER_SIZES,
+    init=dict(_TRANSFORMER_SIZES, rotary=Bool()),
     init_rules=(_heads_divide,),
     call=dict(X=_TOKENS, prefix_lens=_PREFIX_LENS, caches=Maybe(Rule(_lm_caches))),
     dims=lambda lm, fw: {

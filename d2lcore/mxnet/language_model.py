@@ -9,6 +9,7 @@ from mxnet import np
 from mxnet.gluon import nn
 
 from .attention import DotProductAttention
+from .positional import PositionalEncoding
 from .tensors import checked
 from .transformer import AddNorm, PositionWiseFFN
 
@@ -132,7 +133,10 @@ class PrefixLM(nn.Block):
     """A decoder-only language model: token embeddings, ``num_layers`` DecoderOnlyBlocks
     (rotary position embeddings in every attention, no positional table) and a dense layer
     to vocab_size. With prefix_lens, the first prefix_lens[b] tokens of row b attend to each
-    other both ways (the source and its separator) and the rest causally.
+    other both ways (the source and its separator) and the rest causally. With
+    ``rotary=False``, the attentions rotate nothing and the embeddings, times
+    sqrt(num_hiddens), get the sinusoidal encoding of their positions instead, as in the
+    encoder–decoder Transformer.
 
     X (batch, steps) token indices; prefix_lens None or (batch,); caches None (nothing seen
     yet) or a tuple of num_layers (keys, values), each (batch, num_heads, past, head_size),
@@ -149,15 +153,19 @@ class PrefixLM(nn.Block):
         dropout,
         use_bias=False,
         max_len=1000,
+        rotary=True,
     ):
         super().__init__()
         self.num_hiddens, self.num_layers, self.max_len = num_hiddens, num_layers, max_len
+        self.rotary = rotary
+        if not rotary:  # absolute positions, added once below the blocks
+            self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.embedding = nn.Embedding(vocab_size, num_hiddens)
         self.blks = nn.Sequential()
         for _ in range(num_layers):
             self.blks.add(
                 DecoderOnlyBlock(
-                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias
+                    num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, rotary
                 )
             )
         self.dense = nn.Dense(vocab_size, flatten=False)
@@ -165,6 +173,9 @@ class PrefixLM(nn.Block):
     def forward(self, X, prefix_lens=None, caches=None):
         caches = (None,) * self.num_layers if caches is None else caches
         X = self.embedding(X)
+        if not self.rotary:  # the new tokens sit at positions past, past + 1, ...
+            past = 0 if caches[0] is None else caches[0][0].shape[2]
+            X = self.pos_encoding(X * math.sqrt(self.num_hiddens), past)
         new_caches = []
         for blk, cache in zip(self.blks, caches):
             X, cache = blk(X, prefix_lens, cache)
