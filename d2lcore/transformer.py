@@ -2,4 +2,4 @@
 
 LAYER_NORM_EPS = 1e-5
 """The epsilon of every AddNorm's layer normalisation, in every framework (PyTorch's and
-MXNet's default; Keras' default, 1e-3, is overridden)."""
+MXNet's default; Keras's default, 1e-3, is overridden)."""

@@ -39,7 +39,7 @@ class AddNorm(Layer):
 
     X, Y (..., d) floats of the same shape -> (..., d); d is fixed by the first call.
     LayerNorm normalises the last axis with epsilon LAYER_NORM_EPS (1e-5, the same in
-    every framework; Keras' default is 1e-3) and learns a scale and a shift per feature."""
+    every framework; Keras's default is 1e-3) and learns a scale and a shift per feature."""
 
     def __init__(self, dropout):
         super().__init__()
