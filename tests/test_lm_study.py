@@ -117,3 +117,45 @@ def test_longer_sources_are_longer_than_every_training_source():
     # with <eos>, every joined source fits the longer rows, and is longer than the training rows hold
     assert max(lengths) + 1 <= settings["long_steps"]
     assert all(refs and all(len(r.split()) >= 2 for r in refs) for _, refs in pairs)
+
+
+def test_the_stored_study_is_complete_and_holds_what_the_page_says():
+    """data/measurements/lm_study.json, which the page "Decoder-Only Models, the Key-Value Cache and Rotary
+    Embeddings" quotes (section "Decoder-Only or Encoder-Decoder?" and its summary): three seeds of every model in
+    every framework, its summary its own, and each claim of the prose true of it."""
+    data = measurements.read_measurement("lm_study")
+    if "summary" in data:
+        assert measurements.summarise_lm_study(data) == data["summary"]
+    seeds = {}
+    for run in data["runs"]:
+        seeds.setdefault((run["framework"], run["config"]), set()).add(run["seed"])
+    assert seeds == {
+        (fw, config): {1, 2, 3}
+        for fw in ("mxnet", "pytorch", "tensorflow")
+        for config in measurements.LM_STUDY_CONFIGS
+    }
+    f = measurements.lm_study_fields(data)
+    assert f["seeds"] == 3 and f["long_sentences"] > 0
+    for fw in ("mxnet", "pytorch", "tensorflow"):
+        ed, rot, sin = (
+            f"{fw}_{c}" for c in ("encoder_decoder", "prefix_rotary", "prefix_sinusoidal")
+        )
+        # about a third fewer parameters
+        assert 0.6 < f[f"{rot}_parameters"] / f[f"{ed}_parameters"] < 0.73
+        assert f[f"{rot}_parameters"] == f[f"{sin}_parameters"]
+        # both prefix models ahead of the encoder-decoder on held-out BLEU and chrF, in every framework
+        for prefix in (rot, sin):
+            assert f[f"{prefix}_bleu"] > f[f"{ed}_bleu"] and f[f"{prefix}_chrf"] > f[f"{ed}_chrf"]
+        # the sinusoidal encoding has the higher held-out mean
+        assert f[f"{sin}_bleu"] > f[f"{rot}_bleu"]
+        # on the longer sources: the seeds' ranges of the two encodings overlap
+        assert f[f"{rot}_long_bleu_min"] <= f[f"{sin}_long_bleu_max"]
+        assert f[f"{sin}_long_bleu_min"] <= f[f"{rot}_long_bleu_max"]
+    # rotary ahead on average in PyTorch and TensorFlow, level (within 0.01) in MXNet
+    for fw in ("pytorch", "tensorflow"):
+        assert f[f"{fw}_prefix_rotary_long_bleu"] > f[f"{fw}_prefix_sinusoidal_long_bleu"]
+    assert abs(f["mxnet_prefix_rotary_long_bleu"] - f["mxnet_prefix_sinusoidal_long_bleu"]) < 0.01
+    # in PyTorch the encoder-decoder's best seed is below the worst seed of either prefix model
+    assert f["pytorch_encoder_decoder_bleu_max"] < min(
+        f["pytorch_prefix_rotary_bleu_min"], f["pytorch_prefix_sinusoidal_bleu_min"]
+    )
