@@ -16,7 +16,9 @@ environment has every framework, to read signatures and docstrings (``inspect``)
 Docstrings are written as reStructuredText. Their cross-references (``:func:`x```, ``:class:`x```) become
 literals: many point at names the page does not describe (a private helper, ``Record``), which the book's strict
 build (``-n``) would refuse, and the page indexes nothing (``:no-index:``). The source file of every rendered
-object is a dependency of the page, so an edited docstring or signature re-renders it.
+object is a dependency of the page, so an edited docstring or signature re-renders it. What the directive renders
+is no message for translators (every edition shows d2lcore's docstrings in English, as ``help()`` does) and
+carries the class ``d2l-api``.
 
 Use it in a MyST page inside an ``{eval-rst}`` block::
 
@@ -193,6 +195,9 @@ class Api(SphinxDirective):
         for node in container.findall(nodes.TextElement):
             if not isinstance(node, nodes.Inline):
                 node["translatable"] = False
+        # marked, so that tests/test_browser_languages.py knows the English paragraphs that belong on the page
+        for node in container.children:
+            node["classes"].append("d2l-api")
         return container.children
 
 

@@ -13,6 +13,7 @@ English site. A language is *published* (built by ``make html`` and checked by `
 :data:`PUBLISHED`; a published language may have no fuzzy or untranslated message (:func:`check_complete`).
 """
 
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ from io import BytesIO
 from pathlib import Path
 
 import nbformat
+import sphinx
 import yaml
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract
@@ -380,15 +382,40 @@ def write_notebooks(language, complete=True):
             write_if_changed(path, nbformat.writes(nb) + "\n")
 
 
+THEME_WORDS = "sphinx"
+"""The catalogue of the theme's words, ``locales/<language>/LC_MESSAGES/sphinx.po``: the words of
+pydata-sphinx-theme (whose catalogue domain is Sphinx's own) and of Sphinx that the themes' and Sphinx's catalogues
+of the language lack. Sphinx reads it before its own and the themes', falling back to those."""
+
+
+def translations_js(language, words):
+    """The text of ``sphinx.js`` for ``language``: the translations of Sphinx's own script (its search page's
+    words, such as the result line) in ``language``, with ``words`` added. Sphinx takes the first sphinx.js it finds
+    in ``locale_dirs``, before its own, so this one must hold all of its own."""
+    own = Path(sphinx.__file__).parent / "locale" / language / "LC_MESSAGES" / "sphinx.js"
+    if own.is_file():
+        text = own.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    else:
+        data = {"locale": language, "messages": {}, "plural_expr": "(n != 1)"}
+    data["messages"].update(words)
+    return f"Documentation.addTranslations({json.dumps(data, indent=4, sort_keys=True)});\n"
+
+
 def compile_catalogues(language):
     """Compile the catalogues of ``language`` to .mo files next to them (Sphinx reads those; booktools' own and
-    the theme's catalogues must exist before Sphinx starts)."""
-    for path in (LOCALES / language / "LC_MESSAGES").rglob("*.po"):
+    the theme's catalogues must exist before Sphinx starts), and the theme's words (:data:`THEME_WORDS`) for Sphinx's
+    search page script too, into sphinx.js (:func:`translations_js`)."""
+    folder = LOCALES / language / "LC_MESSAGES"
+    for path in folder.rglob("*.po"):
         with open(path, "rb") as f:
             catalog = read_po(f, locale=language)
         data = BytesIO()
         write_mo(data, catalog)
         write_if_changed(path.with_suffix(".mo"), data.getvalue())
+    theme = catalogue(language, THEME_WORDS)
+    if theme:
+        write_if_changed(folder / f"{THEME_WORDS}.js", translations_js(language, theme))
 
 
 def site_languages():

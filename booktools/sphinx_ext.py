@@ -33,10 +33,12 @@ import os
 import re
 import shutil
 import zipfile
+from html import escape
 from pathlib import Path
 
 import nbformat
 from docutils import nodes
+from sphinx.locale import _ as sphinx_gettext
 from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component, is_component
@@ -355,20 +357,38 @@ def number_figure_copies(app, doctree, docname):
             numbers[copy_id] = numbers[nodes.make_id(name)]
 
 
+def _language_code(config):
+    """This build's BCP 47 code (``en`` for English): the ``lang`` of its pages and its ``hreflang``."""
+    found = config.d2l_languages.get(config.language) if config.language else None
+    return found[2] if found else "en"
+
+
 def language_links(app, pagename, templatename, context, doctree):
     """The page in every language of the site, as ``<link rel="alternate" hreflang>`` elements in its head
-    (their ``title`` is the language's own name), from which the page's script builds the language menu. English
-    is at the site's root, each other language in its folder (``d2l_languages``: {Sphinx code: [folder, name,
-    BCP 47 code]}; ``d2l_language_folder``: this build's folder, empty for English)."""
+    (their ``title`` is the language's own name), from which the page's script builds the language menu, with
+    the menu's label in a ``<meta name="d2l-language-label">``. English is at the site's root, each other
+    language in its folder (``d2l_languages``: {Sphinx code: [folder, name, BCP 47 code]};
+    ``d2l_language_folder``: this build's folder, empty for English). The page's ``lang`` attribute is the same
+    BCP 47 code as its ``hreflang`` (``zh-Hans``, where Sphinx would write ``zh_CN``)."""
     languages = app.config.d2l_languages
     if not languages:
         return
+    context["language"] = _language_code(app.config)
     up = "../" * pagename.count("/") + ("../" if app.config.d2l_language_folder else "")
     tags = []
     for folder, name, code in [("", "English", "en"), *languages.values()]:
         href = f"{up}{folder + '/' if folder else ''}{pagename}.html"
         tags.append(f'<link rel="alternate" hreflang="{code}" href="{href}" title="{name}">')
+    label = escape(_("Language"), quote=True)
+    tags.append(f'<meta name="d2l-language-label" content="{label}">')
     context["metatags"] = context.get("metatags", "") + "\n".join(tags) + "\n"
+
+
+def theme_words(app, pagename, templatename, context, doctree):
+    """The search field's placeholder in the page's language: sphinx-book-theme makes it of its own catalogue's
+    "Search", which no language has, so that it stays "Search..." (after the theme's handler: priority 900)."""
+    if "search_bar_text" not in (app.config.html_theme_options or {}):
+        context["theme_search_bar_text"] = sphinx_gettext("Search") + "..."
 
 
 def _add_static(app):
@@ -391,6 +411,7 @@ def setup(app):
     app.add_config_value("d2l_language_folder", "", "env")
     app.add_message_catalog("booktools", str(LOCALES))
     app.connect("html-page-context", language_links)
+    app.connect("html-page-context", theme_words, priority=900)
     app.add_transform(SolutionTitles)
     app.add_transform(FrameworkTabs)
     app.add_transform(SolutionCode)

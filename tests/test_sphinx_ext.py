@@ -26,10 +26,10 @@ from booktools.split import WHEEL, setup_cell
 from d2lcore.frameworks import FRAMEWORKS, REGISTRY
 
 
-def build(tmp_path, *defines, wheel=True, strict=True):
+def build(tmp_path, *defines, wheel=True, strict=True, conf=""):
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
-    (src / "conf.py").write_text('extensions = ["booktools.sphinx_ext"]\nproject = "t"\n')
+    (src / "conf.py").write_text('extensions = ["booktools.sphinx_ext"]\nproject = "t"\n' + conf)
     (src / "index.rst").write_text("A Section\n=========\n\nSome text.\n")
     for fw in FRAMEWORKS:  # the page's per-framework notebooks, where the book's build puts them
         folder = tmp_path / "notebooks" / fw
@@ -204,3 +204,30 @@ def test_solution_code_leaves_a_solution_without_code_alone():
     SolutionCode(document).apply()
     section = document.children[0]
     assert len(solution.children) == 2 and section[2]["hide_mode"] == "all"
+
+
+LANGUAGES_CONF = """
+d2l_languages = {"ru": ["ru", "Русский", "ru"], "zh_CN": ["zh-cn", "简体中文", "zh-Hans"]}
+language = "zh_CN"
+d2l_language_folder = "zh-cn"
+"""
+
+
+def test_a_page_says_its_language_and_links_itself_in_every_language(tmp_path):
+    """A page of a language's build has that language's BCP 47 code as its lang (not Sphinx's zh_CN) and one
+    hreflang link per language, English first, to the same page in each language's folder; the language menu's
+    label comes with them (booktools.sphinx_ext.language_links)."""
+    html = build(tmp_path, conf=LANGUAGES_CONF)
+    assert '<html lang="zh-Hans"' in html
+    assert (
+        '<link rel="alternate" hreflang="en" href="../index.html" title="English">\n'
+        '<link rel="alternate" hreflang="ru" href="../ru/index.html" title="Русский">\n'
+        '<link rel="alternate" hreflang="zh-Hans" href="../zh-cn/index.html" title="简体中文">\n'
+        '<meta name="d2l-language-label" content="'
+    ) in html
+
+
+def test_without_languages_a_page_has_no_language_links(tmp_path):
+    html = build(tmp_path)
+    assert 'rel="alternate"' not in html and "d2l-language-label" not in html
+    assert '<html lang="en"' in html
