@@ -143,7 +143,6 @@ def main(argv=None):
         from booktools import i18n
         from booktools.site import build_html
 
-        build_html(strict=not args.no_strict)
         languages = args.language or list(i18n.PUBLISHED)
         unknown = [code for code in languages if code not in i18n.LANGUAGES and code != "none"]
         if unknown:
@@ -151,6 +150,7 @@ def main(argv=None):
                 f"--language: {unknown} are not languages of the book; it has {list(i18n.LANGUAGES)}"
             )
         languages = [code for code in languages if code != "none"]
+        build_html(strict=not args.no_strict, languages=languages)
         if languages:
             i18n.gettext()  # the English messages, against which the catalogues are checked
             if not args.no_strict:

@@ -34,6 +34,7 @@ from types import SimpleNamespace
 import nbformat
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -44,6 +45,7 @@ from d2lcore import FRAMEWORKS
 MISSING = "—"
 
 logger = logging.getLogger(__name__)
+_ = get_translation("booktools")  # booktools' own words (booktools.i18n)
 
 
 @dataclass
@@ -134,19 +136,24 @@ def _field(records, dotted):
     return records.get(name, {}).get(field)
 
 
-def _entry(text="", **attributes):
+def _entry(text="", source=None, **attributes):
+    """A table cell; ``source`` ((path, line) of the page) makes its text a message for translators."""
     entry = nodes.entry(**attributes)
     if text:
-        entry += nodes.paragraph(text, text)
+        paragraph = nodes.paragraph(text, text)
+        if source is not None:
+            paragraph.source, paragraph.line = source
+        entry += paragraph
     return entry
 
 
-def table_nodes(spec, results, notebook_label, row_node=None):
+def table_nodes(spec, results, notebook_label, row_node=None, source=None):
     """The table node, the notes below it, and whether any figure was found.
 
     ``results``: (row label, docname, framework, records or None or an error str) in table order;
     ``notebook_label(framework, docname)``: how a note names a notebook;
-    ``row_node(label, docname)``: the node that shows a row's label (e.g. a link)."""
+    ``row_node(label, docname)``: the node that shows a row's label (e.g. a link);
+    ``source``: (path, line) of the directive, which makes the column titles messages for translators."""
     row_node = row_node or (lambda label, docname: nodes.Text(label))
     columns = spec.columns
     used = [name for column in columns for name in column.records]
@@ -157,7 +164,8 @@ def table_nodes(spec, results, notebook_label, row_node=None):
     for width in (24, 12, *(10 for _ in columns)):
         group += nodes.colspec(colwidth=width)
     head = nodes.thead()
-    head += nodes.row("", _entry(""), _entry("Framework"), *(_entry(c.title) for c in columns))
+    titles = (_entry(c.title, source) for c in columns)
+    head += nodes.row("", _entry(""), _entry(_("Framework")), *titles)
     group += head
     body = nodes.tbody()
     group += body
@@ -227,21 +235,25 @@ class RecordTable(SphinxDirective):
             ref += nodes.inline(label, label)
             return ref
 
-        table, notes, found = table_nodes(spec, results, notebook_label, row_node)
+        table, notes, found = table_nodes(
+            spec, results, notebook_label, row_node, self.get_source_info()
+        )
         output = [table]
         devices = []
         if spec.devices:
+            on = _("{framework} on {device}")
             devices = sorted(
                 {
-                    f"{LABELS[fw]} on {_field(records, spec.devices)}"
+                    on.format(framework=LABELS[fw], device=_field(records, spec.devices))
                     for _, _, fw, records in results
                     if isinstance(records, dict) and _field(records, spec.devices) is not None
                 }
             )
-        text = (
+        text = _(
             "Figures of this build of the book, read from the executed notebooks; times and speeds depend on the "
-            "machine" + (f" ({', '.join(devices)})." if devices else ".")
+            "machine"
         )
+        text += f" ({', '.join(devices)})." if devices else "."
         output.append(nodes.paragraph(text, text, classes=["d2l-comparison-source"]))
         for note in notes:
             output.append(nodes.paragraph(note, "", nodes.emphasis(note, note)))

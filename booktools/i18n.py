@@ -98,7 +98,7 @@ def _build(builder_args, out, config, strict):
         raise SystemExit(f"the build in {rel(out)} failed (exit {result.returncode}); see above")
 
 
-OWN_WORDS = ("sphinx_ext.py", "i18n.py")
+OWN_WORDS = ("sphinx_ext.py", "comparison.py", "i18n.py")
 """The modules of booktools whose ``_("...")`` calls are words of the pages: booktools.pot."""
 
 
@@ -106,6 +106,8 @@ def gettext():
     """Extract the messages of the staged site (``make html`` stages it) into _build/gettext/<page>.pot, and
     booktools' own words into _build/gettext/booktools.pot."""
     out = BUILD / "gettext-build"
+    if out.exists():  # read every page again: a change to booktools alone can change the messages
+        shutil.rmtree(out)
     config = _config(gettext_compact=False, gettext_location=False, gettext_uuid=False)
     _build(["--builder", "custom", "--custom-builder", "gettext"], out, config, strict=True)
     if GETTEXT.exists():
@@ -418,9 +420,15 @@ def compile_catalogues(language):
         write_if_changed(folder / f"{THEME_WORDS}.js", translations_js(language, theme))
 
 
-def site_languages():
-    """The published languages for the site's language menu: {code: [folder, name, BCP 47 code]}."""
-    return {code: [FOLDERS[code], LANGUAGES[code], HREFLANG[code]] for code in PUBLISHED}
+def site_languages(codes=None):
+    """The languages of the site's language menu (``codes``, default the published ones, in that order):
+    {code: [folder, name, BCP 47 code]}."""
+    codes = PUBLISHED if codes is None else codes
+    return {
+        code: [FOLDERS[code], LANGUAGES[code], HREFLANG[code]]
+        for code in PUBLISHED
+        if code in codes
+    }
 
 
 LICENCE = '<p class="d2l-licence">{}</p>'

@@ -24,13 +24,14 @@ from booktools.paths import CHAPTERS, HTML, ROOT, SITE, rel, sources, write_if_c
 from booktools.vendor import ensure_mathjax
 
 
-def stage():
-    """Fill _build/site, rewriting only files whose content changed; return the staged paths."""
+def stage(languages=None):
+    """Fill _build/site, rewriting only files whose content changed; return the staged paths. ``languages``: those
+    the site is built in besides English, which every page's language menu lists (default: the published ones)."""
     staged = {SITE / "_config.yml", SITE / "_toc.yml"}
     write_if_changed(SITE / "_toc.yml", (ROOT / "_toc.yml").read_bytes())
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
-    sphinx_config["d2l_languages"] = site_languages()
+    sphinx_config["d2l_languages"] = site_languages(languages)
     if not sphinx_config.get("d2l_repository"):
         sphinx_config["d2l_repository"] = os.environ.get("D2L_REPOSITORY", "")
     mathjax = ensure_mathjax()
@@ -65,9 +66,9 @@ def stage():
     return staged
 
 
-def build_html(strict=True):
+def build_html(strict=True, languages=None):
     """Run Jupyter Book on the staged book; the HTML lands in _build/html."""
-    stage()
+    stage(languages)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jupyter_book), "build", str(SITE), "--path-output", str(ROOT)]
     if strict:
