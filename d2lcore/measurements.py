@@ -511,21 +511,27 @@ def _measure(run, path):
     return value
 
 
-def summarise_smoothing(data):
-    """``{framework: {config: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of ``data["runs"]``."""
-    summary = {}
+def summarise_by_config(data, measures):
+    """``{framework: {config: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of ``data["runs"]``
+    (each run a dict with "framework", "config" and the paths of ``measures``: {name: path})."""
+    grouped = {}
     for run in data["runs"]:
-        summary.setdefault(run["framework"], {}).setdefault(run["config"], []).append(run)
+        grouped.setdefault(run["framework"], {}).setdefault(run["config"], []).append(run)
     return {
         framework: {
             config: {
                 name: _stats([_measure(r, path) for r in runs])
-                for name, path in SMOOTHING_MEASURES.items()
+                for name, path in measures.items()
             }
             for config, runs in configs.items()
         }
-        for framework, configs in summary.items()
+        for framework, configs in grouped.items()
     }
+
+
+def summarise_smoothing(data):
+    """The smoothing study's summary over seeds (:func:`summarise_by_config`)."""
+    return summarise_by_config(data, SMOOTHING_MEASURES)
 
 
 def smoothing_fields(data, framework):
@@ -688,21 +694,8 @@ epoch's training loss per token, the number of parameters and the training time 
 
 
 def summarise_lm_study(data):
-    """``{framework: {config: {measure: {"mean", "std", "min", "max"}}}}`` over the seeds of ``data["runs"]``
-    (each run a dict with "framework", "config" and the paths of LM_STUDY_MEASURES)."""
-    grouped = {}
-    for run in data["runs"]:
-        grouped.setdefault(run["framework"], {}).setdefault(run["config"], []).append(run)
-    return {
-        framework: {
-            config: {
-                name: _stats([_measure(r, path) for r in runs])
-                for name, path in LM_STUDY_MEASURES.items()
-            }
-            for config, runs in configs.items()
-        }
-        for framework, configs in grouped.items()
-    }
+    """The language-model study's summary over seeds (:func:`summarise_by_config`)."""
+    return summarise_by_config(data, LM_STUDY_MEASURES)
 
 
 def lm_study_fields(data=None):
