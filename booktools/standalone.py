@@ -32,6 +32,7 @@ import heapq
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -167,12 +168,38 @@ def installs_from_site():
     return config.get("sphinx", {}).get("config", {}).get("d2l_install_from", "site") == "site"
 
 
+def _suite(path):
+    suite = ET.parse(path).getroot()
+    return suite if suite.tag == "testsuite" else suite.find("testsuite")
+
+
 def _junit_counts(path):
     """(cells run, cells failed) from pytest's JUnit XML report."""
-    suite = ET.parse(path).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    suite = _suite(path)
     failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
     return int(suite.get("tests", 0)), failed
+
+
+def kernel_not_started(path):
+    """The reason, where pytest's JUnit XML report says that every cell failed in nbval's setup (the kernel's
+    start, before any cell ran); otherwise None. A kernel can die as it starts for a reason outside the notebook
+    (two kernels started at once in parallel runs can be handed the same free port)."""
+    cases = _suite(path).findall("testcase")
+    errors = [case.find("error") for case in cases]
+    messages = [error.get("message", "") if error is not None else "" for error in errors]
+    if cases and all(message.startswith("failed on setup") for message in messages):
+        return messages[0]
+    return None
+
+
+def failure_report(output, tail=3000):
+    """What a failed nbval run printed, shortest first: pytest's summary and exception lines (``E ...``), then
+    the last ``tail`` characters, so that a CI log's excerpt shows the cause (without terminal colours)."""
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    lines = output.splitlines()
+    summary = [line for line in lines if line.startswith(("FAILED ", "ERROR ", "E  "))]
+    head = "\n".join(dict.fromkeys(summary))[:3000]
+    return f"{head}\n[…]\n{output[-tail:]}" if head else output[-2 * tail :]
 
 
 class Environment:
@@ -233,18 +260,26 @@ class Environment:
         source, path, checked, problems = self.notebooks[index]
         junit = self.root / f"junit-{index}.xml"
         command = [self.py, *NBVAL, f"--junitxml={junit}", path]
-        start = time.perf_counter()
-        done = subprocess.run(
-            [str(c) for c in command],
-            env=self.env(first=index == 0),
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-        )
-        seconds = round(time.perf_counter() - start, 1)
+        for attempt in (1, 2):
+            start = time.perf_counter()
+            done = subprocess.run(
+                [str(c) for c in command],
+                env=self.env(first=index == 0),
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+            )
+            seconds = round(time.perf_counter() - start, 1)
+            reason = kernel_not_started(junit) if done.returncode and junit.exists() else None
+            if reason is None or attempt == 2:
+                break
+            # no cell ran: the notebook is not at fault, so it gets one more kernel (and the log says so)
+            print(
+                f"  kernel of {rel(source).name} ({self.framework}) did not start, {reason}; once more"
+            )
         cells, failed = _junit_counts(junit) if junit.exists() else (0, 0)
         kept = keep(path, source, self.framework)
-        error = (done.stdout + done.stderr)[-6000:] if done.returncode != 0 else None
+        error = failure_report(done.stdout + done.stderr) if done.returncode != 0 else None
         if error is None and kept is None:
             error = "the executed notebook was not written"
         result = {

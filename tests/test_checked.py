@@ -95,3 +95,41 @@ def test_nbval_runs_the_notebooks_the_site_offers(tmp_path, monkeypatch):
     kept = standalone.keep(path, SOURCE, "pytorch")
     assert kept.cells[0].source == setup_source("pytorch") and kept.cells[0].outputs == []
     shutil.rmtree(env.root)
+
+
+def run_nbval(tmp_path, cells, env=None):
+    """pytest --nbval-lax on a notebook of ``cells`` in this environment; (return code, output, JUnit path)."""
+    import os
+    import subprocess
+    import sys
+
+    notebook, junit = tmp_path / "t.ipynb", tmp_path / "junit.xml"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), notebook
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax"]
+    command += ["--nbval-current-env", f"--junitxml={junit}", str(notebook)]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    return done.returncode, done.stdout + done.stderr, junit
+
+
+def test_a_kernel_that_dies_as_it_starts_is_told_from_a_failing_cell(tmp_path):
+    """`make nbval` gives a notebook a second kernel only where its first ran no cell (booktools/standalone.py)."""
+    from booktools.standalone import failure_report, kernel_not_started
+
+    shadow = tmp_path / "shadow"  # a kernel launcher that exits at once
+    shadow.mkdir()
+    (shadow / "ipykernel_launcher.py").write_text("import sys\nsys.exit(3)\n")
+    code, output, junit = run_nbval(tmp_path, ["1 + 1", "print(2)"], {"PYTHONPATH": str(shadow)})
+    assert code != 0
+    assert "Kernel died before replying to kernel_info" in kernel_not_started(junit)
+    report = failure_report(output)
+    assert report.startswith("E ") and "Kernel died before replying" in report.splitlines()[0]
+
+    code, output, junit = run_nbval(tmp_path, ["1 + 1", "1 / 0"])
+    assert code != 0 and kernel_not_started(junit) is None
+    report = failure_report(output)
+    assert report.startswith("FAILED t.ipynb::Cell 1 - Notebook cell execution failed\n")
+    assert "ZeroDivisionError" in report and "\x1b[" not in report
