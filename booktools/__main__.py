@@ -165,6 +165,7 @@ def main(argv=None):
         stage()
         i18n.gettext()
         i18n.update()
+        i18n.carry_over()
     elif args.command == "translations":
         from booktools import i18n
 

@@ -133,6 +133,38 @@ def update(languages=tuple(LANGUAGES)):
     subprocess.run(cmd, cwd=ROOT, check=True)
 
 
+def carry_over(languages=tuple(LANGUAGES)):
+    """Give an untranslated message the translation that the same English message has in another catalogue of
+    its language (obsolete entries included): a paragraph moved from one page to another, as when a page is
+    split, keeps its translation. Fuzzy messages are left to the translator. Return {language: messages filled}."""
+    filled = {}
+    for language in languages:
+        paths = catalogues(language).values()
+        read = {}
+        for path in paths:
+            with open(path, "rb") as f:
+                read[path] = read_po(f)
+        known = {}
+        for catalog in read.values():
+            for message in [*catalog, *catalog.obsolete.values()]:
+                if message.id and message.string and not message.fuzzy:
+                    known.setdefault(message.id, message.string)
+        filled[language] = 0
+        for path, catalog in read.items():
+            empty = [m for m in catalog if m.id and not m.string and not m.fuzzy and m.id in known]
+            for message in empty:
+                message.string = known[message.id]
+            if empty:
+                with open(path, "wb") as f:
+                    write_po(f, catalog, width=0)
+                filled[language] += len(empty)
+        print(
+            f"{language}: {filled[language]} messages carried over from other catalogues",
+            flush=True,
+        )
+    return filled
+
+
 @dataclass
 class Counts:
     translated: int = 0

@@ -228,3 +228,35 @@ def test_the_site_fills_in_record_roles_in_the_pages_language(tmp_path):
     assert "На отложенных: <span" in html
     assert "0,36 (MXNet); 0,36 (PyTorch); 0,45 (TensorFlow)</span>" in html
     assert "In PyTorch: 0,36." in html
+
+
+def test_a_moved_message_keeps_its_translation(tmp_path, monkeypatch):
+    """`make gettext` (i18n.carry_over): a paragraph moved to a new page (an untranslated message there) takes the
+    translation it has elsewhere in its language, an obsolete one included; a fuzzy message is left alone."""
+    from babel.messages.catalog import Message
+    from babel.messages.pofile import read_po
+
+    folder = tmp_path / "ru" / "LC_MESSAGES" / "chapters"
+    folder.mkdir(parents=True)
+
+    def write(name, messages, obsolete=()):
+        catalog = Catalog(locale="ru")
+        for msgid, msgstr, fuzzy in messages:
+            catalog.add(msgid, msgstr, flags=["fuzzy"] if fuzzy else [])
+        for msgid, msgstr in obsolete:
+            catalog.obsolete[msgid] = Message(msgid, msgstr)
+        with open(folder / name, "wb") as f:
+            write_po(f, catalog, width=0)
+
+    write("old.po", [("Kept.", "Оставлено.", False)], obsolete=[("Moved.", "Перенесено.")])
+    write("new.po", [("Moved.", "", False), ("Kept.", "", False), ("Changed.", "Старое.", True)])
+    monkeypatch.setattr(i18n, "LOCALES", tmp_path)
+    assert i18n.carry_over(["ru"]) == {"ru": 2}
+    with open(folder / "new.po", "rb") as f:
+        new = {m.id: (m.string, m.fuzzy) for m in read_po(f) if m.id}
+    assert new == {
+        "Moved.": ("Перенесено.", False),
+        "Kept.": ("Оставлено.", False),
+        "Changed.": ("Старое.", True),
+    }
+    assert i18n.carry_over(["ru"]) == {"ru": 0}
