@@ -30,17 +30,13 @@ import argparse
 import datetime
 import importlib
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
-from seq2seq_run import ROOT, run_worker
+from seq2seq_run import ROOT, run_worker, study_head, write_study
 
 from d2lcore import FRAMEWORKS, MODULE_OF, records
 from d2lcore.measurements import BEAM_DECODERS, BEAM_MEASURES, summarise_beam_search
-from d2lcore.threads import cpu_threads
 
 OUT = ROOT / "data" / "measurements" / "beam_search.json"
 EPOCHS = 100
@@ -123,19 +119,13 @@ def train_and_decode(framework, seed, epochs):
 
 
 def write(out, args, runs, started):
+    what = (
+        "Held-out translation quality and decoding time of the beam-search page's Transformer: greedy "
+        "decoding against beam search, per framework, over seeds; written by benchmarks/beam_search.py"
+    )
     data = {
-        "what": (
-            "Held-out translation quality and decoding time of the beam-search page's Transformer: greedy "
-            "decoding against beam search, per framework, over seeds; written by benchmarks/beam_search.py"
-        ),
-        "command": "benchmarks/beam_search.py " + " ".join(sys.argv[1:]),
-        "date": started.strftime("%Y-%m-%d"),
+        **study_head(what, started),
         "device": runs[0]["device"],
-        "machine": {
-            "cores": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "threads_per_operation": cpu_threads(),
-        },
         "epochs": args.epochs,
         "seeds": sorted({r["seed"] for r in runs}),
         "frameworks": [f for f in FRAMEWORKS if any(r["framework"] == f for r in runs)],
@@ -145,8 +135,7 @@ def write(out, args, runs, started):
         "runs": runs,
     }
     data["summary"] = summarise_beam_search(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(out, data)
 
 
 def main():

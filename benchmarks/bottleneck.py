@@ -40,12 +40,11 @@ import json
 import os
 import platform
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
 
-from seq2seq_run import ROOT, run_worker
+from seq2seq_run import ROOT, run_worker, study_head, write_study
 
 from d2lcore import FRAMEWORKS, MODULE_OF, records
 from d2lcore.measurements import BUCKETS, MEASURES, MODELS, SPLITS, bucket_of, summarise
@@ -208,16 +207,15 @@ def write(out, args, runs, started, sampler):
     """The measurement file: settings, machine, load, every run's figures and the summary over
     seeds."""
     first = runs[0]
+    what = (
+        "Translation quality by English source length (words), without attention (plain) and "
+        "with Bahdanau attention, over seeds; written by benchmarks/bottleneck.py"
+    )
     data = {
-        "what": (
-            "Translation quality by English source length (words), without attention (plain) and "
-            "with Bahdanau attention, over seeds; written by benchmarks/bottleneck.py"
-        ),
-        "command": "benchmarks/bottleneck.py " + " ".join(sys.argv[1:]),
-        "date": started.strftime("%Y-%m-%d"),
+        **study_head(what, started),
         "framework": args.framework,
         "device": first["device"],
-        "machine": machine(args.framework),
+        "machine": machine(args.framework),  # with the versions the page names
         "load": {
             "before": sampler.before,
             "after": _load(),
@@ -231,8 +229,7 @@ def write(out, args, runs, started, sampler):
         "runs": runs,
     }
     data["summary"] = summarise(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(out, data)
 
 
 def main():

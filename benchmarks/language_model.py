@@ -25,13 +25,13 @@ import datetime
 import importlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy
+from seq2seq_run import study_head, write_study
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "measurements" / "language_model.json"
@@ -220,27 +220,22 @@ def main():
                     f"{run['tokens_per_second']:8.1f} tokens/s, load {run['load_average']}",
                     flush=True,
                 )
-    data = {
-        "what": "Tokens per second of greedy generation by a PrefixLM, by generated length, with the cache of "
+    what = (
+        "Tokens per second of greedy generation by a PrefixLM, by generated length, with the cache of "
         "projected keys and values (kv), a cache of each block's inputs (inputs) and no cache (none); written "
-        "by benchmarks/language_model.py",
+        "by benchmarks/language_model.py"
+    )
+    data = {
+        **study_head(what, datetime.datetime.now(datetime.UTC), threads=1),
         "how": "a random model of the settings' sizes, batch 1, float32, CPU, one thread per operation, argument "
         "checks off; per seed, length and method one warm-up of 4 tokens, then one timed generation; the three "
         "methods choose the same tokens (checked)",
-        "command": " ".join(["benchmarks/language_model.py", *sys.argv[1:]]),
-        "date": datetime.date.today().isoformat(),
         "device": "cpu",
-        "machine": {
-            "cores": os.cpu_count(),
-            "processor": platform.machine(),
-            "threads_per_operation": 1,
-        },
         "versions": versions(args.frameworks),
         "settings": dict(SETTINGS, lengths=args.lengths, seeds=args.seeds),
         "runs": runs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(args.out, data)
     print(f"wrote {args.out}")
 
 

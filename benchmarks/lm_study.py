@@ -33,18 +33,14 @@ import argparse
 import datetime
 import importlib
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy
-from seq2seq_run import ROOT, run_worker
+from seq2seq_run import ROOT, run_worker, study_head, write_study
 
 from d2lcore import FRAMEWORKS, MODULE_OF, records
 from d2lcore.measurements import LM_STUDY_CONFIGS, summarise_lm_study
-from d2lcore.threads import cpu_threads
 
 OUT = ROOT / "data" / "measurements" / "lm_study.json"
 SETTINGS = {
@@ -337,24 +333,17 @@ def train_and_measure(framework, config, seed, epochs):
 
 def write(out, args, runs, started):
     """The measurement file: settings, machine, every run's figures and the summary over seeds."""
+    what = (
+        "The encoder-decoder Transformer and the prefix language model (rotary or sinusoidal positions) on "
+        "the same corpus and epochs, over seeds, per framework; written by benchmarks/lm_study.py"
+    )
     data = {
-        "what": (
-            "The encoder-decoder Transformer and the prefix language model (rotary or sinusoidal positions) on "
-            "the same corpus and epochs, over seeds, per framework; written by benchmarks/lm_study.py"
-        ),
+        **study_head(what, started),
         "longer_sources": (
             "distinct held-out source i of the first half joined with source i of the second half (6 to 10 "
             "tokens; every training source has at most 5), references joined likewise; read with 20 source "
             "positions, up to 20 target tokens"
         ),
-        "command": "benchmarks/lm_study.py " + " ".join(sys.argv[1:]),
-        "date": started.strftime("%Y-%m-%d"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "threads_per_operation": cpu_threads(),
-            "nice": os.nice(0),
-        },
         "epochs": args.epochs,
         "seeds": sorted({r["seed"] for r in runs}),
         "configs": list(args.configs),
@@ -362,8 +351,7 @@ def write(out, args, runs, started):
         "runs": runs,
     }
     data["summary"] = summarise_lm_study(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(out, data)
 
 
 def main():

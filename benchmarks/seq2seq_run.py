@@ -1,11 +1,13 @@
-"""What the two training benchmarks share: the four test sentences, one timed training run with
-its translations, its report, and running a framework's worker in a fresh process with the
-environment of the book's kernel (booktools/kernels.py)."""
+"""What the benchmarks share: the four test sentences, one timed training run with its
+translations, its report, running a framework's worker in a fresh process with the environment
+of the book's kernel (booktools/kernels.py), and the head and writing of a study's measurement
+file."""
 
 import contextlib
 import io
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from booktools.kernels import kernel_env  # noqa: E402
 from d2lcore import records  # noqa: E402
+from d2lcore.threads import cpu_threads  # noqa: E402
 
 SEED = 1
 """The seed of the training runs: the one the Bahdanau and Transformer pages set before training
@@ -101,3 +104,26 @@ def run_worker(script, framework, arguments, threads=None):
         print(f"== {framework}: failed ==\n{done.stderr[-3000:]}", flush=True)
         return None
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def study_head(what, started, threads=None):
+    """The head of a study's measurement file: what it holds, the command that wrote it, the day
+    ``started`` (a datetime) and the machine (``threads``: the workers' threads per operation, if
+    not this process's)."""
+    return {
+        "what": what,
+        "command": " ".join([f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]]),
+        "date": started.strftime("%Y-%m-%d"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "threads_per_operation": cpu_threads() if threads is None else threads,
+            "nice": os.nice(0),
+        },
+    }
+
+
+def write_study(out, data):
+    """Write the measurement file ``out`` (JSON), its folder made if needed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -31,11 +31,10 @@ import io
 import json
 import math
 import os
-import platform
 import time
 from pathlib import Path
 
-from seq2seq_run import ROOT, run_worker
+from seq2seq_run import ROOT, run_worker, study_head, write_study
 
 from d2lcore import FRAMEWORKS, MODULE_OF, records
 from d2lcore.measurements import PRACTICE_RECIPES, summarise_practice
@@ -118,14 +117,12 @@ def main():
     if args.framework:
         worker(args.framework, args.seeds, args.epochs)
         return
+    what = (
+        "Final training loss per token and held-out mean BLEU of post-norm without warmup, post-norm "
+        "with warmup and pre-norm without warmup, over seeds; written by benchmarks/transformer_practice.py"
+    )
     data = {
-        "what": "Final training loss per token and held-out mean BLEU of post-norm without warmup, post-norm "
-        "with warmup and pre-norm without warmup, over seeds; written by benchmarks/transformer_practice.py",
-        "command": "benchmarks/transformer_practice.py "
-        f"--frameworks {' '.join(args.frameworks)} --seeds {' '.join(map(str, args.seeds))} "
-        f"--epochs {args.epochs}",
-        "date": datetime.date.today().isoformat(),
-        "machine": {"cores": os.cpu_count(), "processor": platform.machine()},
+        **study_head(what, datetime.datetime.now(datetime.UTC)),
         "epochs": args.epochs,
         "seeds": args.seeds,
         "settings": SETTINGS,
@@ -145,7 +142,7 @@ def main():
                 flush=True,
             )
         data["summary"] = summarise_practice(data)
-        args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        write_study(args.out, data)
     print(f"wrote {args.out}")
 
 

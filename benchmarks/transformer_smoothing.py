@@ -33,18 +33,14 @@ import argparse
 import datetime
 import importlib
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy
-from seq2seq_run import ROOT, run_worker
+from seq2seq_run import ROOT, run_worker, study_head, write_study
 
 from d2lcore import FRAMEWORKS, MODULE_OF, records
 from d2lcore.measurements import SMOOTHING_CONFIGS, summarise_smoothing
-from d2lcore.threads import cpu_threads
 
 OUT = ROOT / "data" / "measurements" / "transformer_smoothing.json"
 SETTINGS = {
@@ -169,19 +165,12 @@ def train_and_measure(framework, config, seed, epochs):
 
 def write(out, args, runs, started):
     """The measurement file: settings, machine, every run's figures and the summary over seeds."""
+    what = (
+        "The Transformer of the training page with and without label smoothing (0.1) and weight tying, "
+        "over seeds, per framework; written by benchmarks/transformer_smoothing.py"
+    )
     data = {
-        "what": (
-            "The Transformer of the training page with and without label smoothing (0.1) and weight tying, "
-            "over seeds, per framework; written by benchmarks/transformer_smoothing.py"
-        ),
-        "command": "benchmarks/transformer_smoothing.py " + " ".join(sys.argv[1:]),
-        "date": started.strftime("%Y-%m-%d"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "threads_per_operation": cpu_threads(),
-            "nice": os.nice(0),
-        },
+        **study_head(what, started),
         "epochs": args.epochs,
         "seeds": sorted({r["seed"] for r in runs}),
         "configs": list(args.configs),
@@ -189,8 +178,7 @@ def write(out, args, runs, started):
         "runs": runs,
     }
     data["summary"] = summarise_smoothing(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(out, data)
 
 
 def merge(files, out):
@@ -209,8 +197,7 @@ def merge(files, out):
     data["configs"] = [c for c in SMOOTHING_CONFIGS if any(r["config"] == c for r in runs)]
     data["runs"] = runs
     data["summary"] = summarise_smoothing(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_study(out, data)
     print(f"{out}: {len(runs)} runs from {len(parts)} files")
 
 

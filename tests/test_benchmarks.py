@@ -94,3 +94,26 @@ def test_bottleneck_records_the_machine_and_the_sampled_load(monkeypatch):
     machine = bottleneck.machine("pytorch")
     assert machine["cores"] >= 1 and machine["processor"] and machine["python"]
     assert machine["framework_version"].startswith("torch ") and "threads_per_operation" in machine
+
+
+def test_a_study_file_starts_with_one_head(tmp_path, monkeypatch):
+    """Every study writes the same head (what, command, date, machine) through seq2seq_run, and the study scripts
+    no longer write JSON themselves."""
+    import datetime
+    import json
+    import sys
+
+    run = load("seq2seq_run")
+    monkeypatch.setattr(sys, "argv", ["benchmarks/lm_study.py", "--epochs", "1"])
+    started = datetime.datetime(2026, 11, 29, tzinfo=datetime.UTC)
+    out = tmp_path / "deep" / "study.json"
+    run.write_study(out, {**run.study_head("a study", started, threads=1), "runs": []})
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["command"] == "benchmarks/lm_study.py --epochs 1" and data["date"] == "2026-11-29"
+    assert data["machine"]["threads_per_operation"] == 1 and data["machine"]["cores"] >= 1
+    scripts = ("lm_study", "beam_search", "transformer_smoothing", "bottleneck", "language_model")
+    for script in (*scripts, "transformer_practice"):
+        text = (ROOT / "benchmarks" / f"{script}.py").read_text(encoding="utf-8")
+        assert "study_head(" in text and "write_study(" in text and "json.dumps(data" not in text, (
+            script
+        )
