@@ -19,7 +19,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from booktools.i18n import FOLDERS, HREFLANG, LANGUAGES, PUBLISHED, gettext_function
+from booktools.i18n import (
+    FOLDERS,
+    HREFLANG,
+    LANGUAGES,
+    PUBLISHED,
+    THEME_WORDS,
+    catalogue,
+    gettext_function,
+)
 from tests import test_browser as english
 from tests.test_browser import (
     CODE_TAB_SETS,
@@ -576,6 +584,25 @@ def test_search_finds_a_page_for_a_word_of_the_language(page: Page, site_url: st
     assert containing, (
         f"searching {folder} for {word!r} listed {sorted(pages)}, none of which contains it"
     )
+
+
+# ------------------------------------------------------------------------------------------ the copy buttons
+
+
+@pytest.mark.parametrize("code", _language_params())
+def test_copy_buttons_speak_the_language(page: Page, site_url: str, code: str):
+    """sphinx-copybutton's tooltip on a code cell is the theme catalogue's word (booktools/static/d2l.js), not
+    its English "Copy"; copying says "Copied!" in the language too."""
+    words = catalogue(code, THEME_WORDS)
+    assert words.get("Copy") and words.get("Copied!"), (
+        f"{code}: the theme catalogue lacks the copy words"
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(in_language(site_url, code, "chapters/attention/transformer.html"), wait_until="load")
+    button = page.locator("div.cell_input button.copybtn").first
+    expect(button).to_have_attribute("data-tooltip", words["Copy"])
+    button.dispatch_event("click")
+    expect(button).to_have_attribute("data-tooltip", words["Copied!"])
 
 
 # ------------------------------------------------------------------------------------------ JavaScript errors

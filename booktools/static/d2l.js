@@ -9,6 +9,9 @@
 //    language at the same section (location.hash), with the framework of the page's tabs selected (?framework=,
 //    which sphinx-design reads; the other query parameters are kept). All languages share one origin, and so the
 //    framework remembered in localStorage too.
+// 3. sphinx-copybutton's tooltips in the page's language: its script knows a few languages by code (not "tr", nor
+//    the "zh-Hans" of our pages), so the words come from the book's theme catalogue (locales/<language>/
+//    LC_MESSAGES/sphinx.po, in Sphinx's translations script) when its buttons are made.
 (function () {
   "use strict";
   const GROUP = "framework";
@@ -159,6 +162,25 @@
     });
     window.addEventListener("hashchange", update);
   }
+
+  function copyButtonWords() {
+    const lang = document.documentElement.lang;
+    // messages and locale: sphinx-copybutton's globals (its script comes before this one); Documentation.gettext:
+    // Sphinx's, whose translations script comes after this one, so the words are read when the buttons are made
+    if (!lang || lang === "en" || typeof messages === "undefined" || typeof Documentation === "undefined") return;
+    const word = (text) => Documentation.gettext(text);
+    Object.defineProperty(messages, lang, {
+      get: () => ({
+        copy: word("Copy"),
+        copy_to_clipboard: word("Copy to clipboard"),
+        copy_success: word("Copied!"),
+        copy_failure: word("Failed to copy"),
+      }),
+    });
+    locale = lang; // eslint-disable-line no-global-assign
+  }
+
+  copyButtonWords();
 
   document.addEventListener("DOMContentLoaded", () => {
     languageMenu();
