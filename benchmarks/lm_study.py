@@ -1,14 +1,15 @@
 """Decoder-only or encoder–decoder, measured: the encoder–decoder Transformer of the training page and the prefix
 language model of the page "Decoder-Only Models, the Key–Value Cache and Rotary Embeddings", with rotary
 embeddings and with the sinusoidal encoding, trained on the same corpus for the same epochs over several seeds, in
-each framework.
+each framework. The page "Translating with a Decoder-Only Model" trains the prefix model the same way and quotes
+the results.
 
 CONFIGS, all of 2 blocks of 32 features, 4 heads, feed-forward networks of 64, dropout 0.1, Adam at 0.005, batches
 of 64, on the first 600 pairs of the project's corpus with sources and targets padded to 10 tokens:
 
 - "encoder_decoder": d2l.TransformerEncoder and d2l.TransformerDecoder in d2l.EncoderDecoder, trained by
   d2l.train_seq2seq, translating greedily by d2l.predict_seq2seq (the training page's model);
-- "prefix_rotary": d2l.PrefixLM over "source, separator, target" rows in one joint vocabulary (the language-model
+- "prefix_rotary": d2l.PrefixLM over "source, separator, target" rows in one joint vocabulary (the translation
   page's rows, loss and training loop), rotary embeddings in every attention, translating with d2l.generate;
 - "prefix_sinusoidal": the same with rotary=False: the sinusoidal encoding added to the scaled embeddings.
 
@@ -129,7 +130,7 @@ def train_encoder_decoder(framework, d2l, epochs):
 
 
 class PrefixTask:
-    """The language-model page's rows: source padded to num_steps, the separator (the target's <bos> in the joint
+    """The translation page's rows: source padded to num_steps, the separator (the target's <bos> in the joint
     vocabulary), the target padded to num_steps, target token t written offset + t."""
 
     def __init__(self):
@@ -167,7 +168,7 @@ class PrefixTask:
 
 
 def train_prefix_lm(framework, d2l, net, task, epochs):
-    """The language-model page's training loop in ``framework``; returns the last epoch's loss per token."""
+    """The translation page's training loop in ``framework``; returns the last epoch's loss per token."""
     lr, n = SETTINGS["lr"], SETTINGS["num_steps"]
     if framework == "pytorch":
         import torch

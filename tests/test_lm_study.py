@@ -120,9 +120,10 @@ def test_longer_sources_are_longer_than_every_training_source():
 
 
 def test_the_stored_study_is_complete_and_holds_what_the_page_says():
-    """data/measurements/lm_study.json, which the page "Decoder-Only Models, the Key-Value Cache and Rotary
-    Embeddings" quotes (section "Decoder-Only or Encoder-Decoder?" and its summary): three seeds of every model in
-    every framework, its summary its own, and each claim of the prose true of it."""
+    """data/measurements/lm_study.json, which the page "Translating with a Decoder-Only Model"
+    (chapters/attention/decoder-only-translation.md) quotes (section "Decoder-Only or Encoder-Decoder?" and its
+    summary): three seeds of every model in every framework, its summary its own, and each claim of the prose true
+    of it."""
     data = measurements.read_measurement("lm_study")
     if "summary" in data:
         assert measurements.summarise_lm_study(data) == data["summary"]
