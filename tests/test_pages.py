@@ -220,3 +220,17 @@ def test_reference_means_a_reference_translation(source):
 )
 def test_other_pages_use_reference_in_one_sense(page):
     assert not _misused_references((ROOT / page).read_text(encoding="utf-8"))
+
+
+def test_the_readme_lists_every_section():
+    """The README's table of what the book holds has a row for each section, by its title."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for source in sources():
+        title = next(
+            line[2:]
+            for line in source.read_text(encoding="utf-8").splitlines()
+            if line.startswith("# ")
+        )
+        assert f"\n| {title} |" in readme, (
+            f"README.md's table of sections lacks {title!r} ({rel(source)})"
+        )
