@@ -1,5 +1,6 @@
-"""The study of Training a Transformer Well, over several seeds and in every framework: post-norm
-without warmup, post-norm with warmup and pre-norm without warmup, on the same budget.
+"""The study of Where the Layer Norm Goes (chapters/attention/transformer-prenorm.md), over several
+seeds and in every framework: post-norm without warmup, post-norm with warmup and pre-norm without
+warmup, on the same budget.
 
 Each run trains as the page's study does: the first 600 pairs of the project's corpus
 (d2l.load_data_nmt(64, 10)), 2 blocks of 32 features, 4 heads, feed-forward networks of 64 hidden

@@ -1,7 +1,8 @@
-"""Training a Transformer Well: the warmup schedule of Vaswani et al. (2017, eq. 3) through each
-framework's own schedule machinery against a NumPy version; pre-norm and post-norm blocks with the
-same weights against NumPy; the pre-norm encoder and decoder the same in every framework, each ending
-with its final layer norm; train_seq2seq with a schedule."""
+"""Training a Transformer Well (transformer-practice.md): the warmup schedule of Vaswani et al. (2017, eq. 3)
+through each framework's own schedule machinery against a NumPy version; train_seq2seq with a schedule. Where the
+Layer Norm Goes (transformer-prenorm.md): pre-norm and post-norm blocks with the same weights against NumPy; the
+pre-norm encoder and decoder the same in every framework, each ending with its final layer norm; the committed
+study over seeds, which that page quotes."""
 
 import numpy as np
 import pytest
@@ -392,7 +393,7 @@ def test_the_committed_study_is_the_pages():
     assert len(data["seeds"]) >= 3
     s = data["settings"]
     page = (
-        Path(__file__).resolve().parents[1] / "chapters/attention/transformer-practice.md"
+        Path(__file__).resolve().parents[1] / "chapters/attention/transformer-prenorm.md"
     ).read_text()
     settings = f"= {s['num_hiddens']}, {s['peak_lr']}, {s['warmup_steps']}, {data['epochs']}"
     assert settings in page
