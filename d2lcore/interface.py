@@ -130,8 +130,8 @@ SECTIONS = {
         "TransformerDecoderBlock",
         "TransformerDecoder",
     ),
-    "Training a Transformer Well": (
-        "WarmupSchedule",
+    "Training a Transformer Well": ("WarmupSchedule",),
+    "Where the Layer Norm Goes": (
         "PreNormEncoderBlock",
         "PreNormTransformerEncoder",
         "PreNormDecoderBlock",

@@ -621,7 +621,7 @@ def show_smoothing_study(framework, path=None):
     return show_record("smoothing_study", text, **fields)
 
 
-# --- Training a Transformer Well: the study over seeds (benchmarks/transformer_practice.py) ---------------------
+# --- Where the Layer Norm Goes: the study over seeds (benchmarks/transformer_practice.py) ---------------------
 
 PRACTICE_RECIPES = ("post_norm", "post_norm_warmup", "pre_norm")
 """Post-norm at the peak rate throughout, post-norm with warmup to it, pre-norm at it throughout."""

@@ -831,7 +831,7 @@ GroupedQueryAttention = Contract(
     init_rules=(_heads_divide, _kv_heads_divide),
 )
 tiled_attention = Contract(call=dict(DotProductAttention.call, causal=Bool(), tile_size=Int(1)))
-# --- Training a Transformer Well -------------------------------------------------------------------------------------
+# --- Training a Transformer Well; Where the Layer Norm Goes ---------------------------------------------------------
 
 WarmupSchedule = Contract(init=dict(num_hiddens=Int(1), warmup_steps=Int(1)))
 PreNormEncoderBlock = Contract(call=TransformerEncoderBlock.call, **_BLOCK)

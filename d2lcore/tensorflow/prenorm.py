@@ -1,4 +1,4 @@
-"""Pre-norm Transformer blocks in TensorFlow (Training a Transformer Well): the layer norm
+"""Pre-norm Transformer blocks in TensorFlow (Where the Layer Norm Goes): the layer norm
 moves from after each residual connection to the input of each sublayer,
 x + Sublayer(LayerNorm(x)), and the encoder and decoder end with a final layer norm. Xiong et
 al., 2020, "On layer normalization in the Transformer architecture"."""
