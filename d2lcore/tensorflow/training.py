@@ -91,7 +91,6 @@ def train_seq2seq(
                 loss_sum, num_tokens = loss_sum + loss, num_tokens + tokens
             losses.append(float(loss_sum / num_tokens))  # the epoch's loss per token
             total_tokens += int(num_tokens)
-            # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
             animator.add_epoch(epoch + 1, num_epochs, losses[-1])
         seconds = timer.stop()
     short_name = _device_name(device).rsplit("device:", 1)[-1]  # e.g. CPU:0

@@ -68,7 +68,6 @@ def train_seq2seq(
             num_tokens += tokens
         losses.append((loss_sum / num_tokens).item())  # the epoch's loss per token
         total_tokens += int(num_tokens)
-        # points after epoch 1, then every 10 epochs (about 10 in all in a short run)
         animator.add_epoch(epoch + 1, num_epochs, losses[-1])
     seconds = timer.stop()
     show_training(losses, total_tokens, seconds, device)
