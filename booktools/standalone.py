@@ -183,7 +183,7 @@ def _junit_counts(path):
 def kernel_not_started(path):
     """The reason, where pytest's JUnit XML report says that every cell failed in nbval's setup (the kernel's
     start, before any cell ran); otherwise None. A kernel can die as it starts for a reason outside the notebook
-    (two kernels started at once in parallel runs can be handed the same free port)."""
+    (likely, though not proven: two kernels started at once in parallel runs handed the same free port)."""
     cases = _suite(path).findall("testcase")
     errors = [case.find("error") for case in cases]
     messages = [error.get("message", "") if error is not None else "" for error in errors]
