@@ -39,6 +39,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from booktools.paths import LABELS
+from booktools.quotes import localised
 from booktools.records import notebook_records
 from d2lcore import FRAMEWORKS
 
@@ -147,13 +148,14 @@ def _entry(text="", source=None, **attributes):
     return entry
 
 
-def table_nodes(spec, results, notebook_label, row_node=None, source=None):
+def table_nodes(spec, results, notebook_label, row_node=None, source=None, language=None):
     """The table node, the notes below it, and whether any figure was found.
 
     ``results``: (row label, docname, framework, records or None or an error str) in table order;
     ``notebook_label(framework, docname)``: how a note names a notebook;
     ``row_node(label, docname)``: the node that shows a row's label (e.g. a link);
-    ``source``: (path, line) of the directive, which makes the column titles messages for translators."""
+    ``source``: (path, line) of the directive, which makes the column titles messages for translators;
+    ``language``: the page's, whose way of writing figures the cells take (``3 792`` and ``0,161`` in Russian)."""
     row_node = row_node or (lambda label, docname: nodes.Text(label))
     columns = spec.columns
     used = [name for column in columns for name in column.records]
@@ -171,7 +173,12 @@ def table_nodes(spec, results, notebook_label, row_node=None, source=None):
     group += body
     notes, found = [], False
     for label, docname, framework, records in results:
-        row = nodes.row("", nodes.entry("", nodes.paragraph("", "", row_node(label, docname))))
+        node = row_node(label, docname)
+        paragraph = nodes.paragraph(label, "", node)
+        if source is not None:  # a message for translators: the label, as a link if it is one
+            paragraph.source, paragraph.line = source
+            paragraph.rawsource = getattr(node, "d2l_markup", label)
+        row = nodes.row("", nodes.entry("", paragraph))
         row += _entry(LABELS[framework])
         name = notebook_label(framework, docname)
         note = None
@@ -188,7 +195,10 @@ def table_nodes(spec, results, notebook_label, row_node=None, source=None):
         else:
             found = True
             for column in columns:
-                row += _entry(column.cell(records))
+                cell = column.cell(
+                    records
+                )  # figures joined by " / ", each as the language writes it
+                row += _entry(" / ".join(localised(part, language) for part in cell.split(" / ")))
             missing = [n for n in used if n not in records]
             if missing:
                 notes.append(
@@ -233,10 +243,16 @@ class RecordTable(SphinxDirective):
                 "", refdomain="std", reftype="doc", reftarget=f"/{docname}", refexplicit=True
             )
             ref += nodes.inline(label, label)
+            # The row's message for translators: the link as the page's markup writes one
+            suffix = posixpath.splitext(str(self.env.doc2path(self.env.docname)))[1]
+            if suffix == ".rst":
+                ref.d2l_markup = f":doc:`{label} </{docname}>`"
+            else:  # MyST: a Markdown page, or a notebook's Markdown cell
+                ref.d2l_markup = f"[{label}]({posixpath.relpath(docname, here or '.')}{suffix})"
             return ref
 
         table, notes, found = table_nodes(
-            spec, results, notebook_label, row_node, self.get_source_info()
+            spec, results, notebook_label, row_node, self.get_source_info(), self.config.language
         )
         output = [table]
         devices = []

@@ -27,6 +27,7 @@
    per-framework notebooks keep as they are. On the site, the cells and framework tab-sets that directly follow
    such a dropdown (up to the first node that is neither) are moved into it, after its text, and lose myst-nb's
    hide-cell toggle ("Show code cell content"): closed, the solution hides its code; opened, it shows it.
+8. The prompts of myst-nb's hidden cells ("Show code cell source") in the page's language (booktools.po).
 """
 
 import os
@@ -38,9 +39,11 @@ from pathlib import Path
 
 import nbformat
 from docutils import nodes
+from myst_nb.sphinx_ import HideCodeCellNode
 from sphinx.locale import _ as sphinx_gettext
 from sphinx.locale import get_translation
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_design.shared import create_component, is_component
 
 from booktools import api, comparison, record_role
@@ -357,6 +360,33 @@ def number_figure_copies(app, doctree, docname):
             numbers[copy_id] = numbers[nodes.make_id(name)]
 
 
+# myst-nb's prompts of a hidden cell, "Show code cell {type}" for each type it fills in, as words of the book
+_PROMPTS = {
+    "Show code cell content": _("Show code cell content"),
+    "Hide code cell content": _("Hide code cell content"),
+    "Show code cell source": _("Show code cell source"),
+    "Hide code cell source": _("Hide code cell source"),
+    "Show code cell output": _("Show code cell output"),
+    "Hide code cell output": _("Hide code cell output"),
+    "Show code cell outputs": _("Show code cell outputs"),
+    "Hide code cell outputs": _("Hide code cell outputs"),
+}
+
+
+class HiddenCellPrompts(SphinxPostTransform):
+    """The prompts of myst-nb's hidden cells in the page's language (a prompt that a cell sets itself stays)."""
+
+    default_priority = (
+        200  # after myst-nb's HideInputCells (199), which fills in the prompts' {type}
+    )
+    formats = ("html",)
+
+    def run(self, **kwargs):
+        for node in self.document.findall(HideCodeCellNode):
+            for key in ("prompt_show", "prompt_hide"):
+                node[key] = str(_PROMPTS.get(node[key], node[key]))
+
+
 def _language_code(config):
     """This build's BCP 47 code (``en`` for English): the ``lang`` of its pages and its ``hreflang``."""
     found = config.d2l_languages.get(config.language) if config.language else None
@@ -417,6 +447,7 @@ def setup(app):
     app.add_transform(SolutionCode)
     app.add_transform(NotebookDownloads)
     app.add_transform(FigureCopies)
+    app.add_post_transform(HiddenCellPrompts)
     app.connect("build-finished", copy_notebooks)
     app.connect("doctree-resolved", number_figure_copies)
     comparison.setup(app)  # the record-table directive

@@ -1,6 +1,5 @@
 """The framework-neutral names that every framework module of ``d2lcore`` re-exports."""
 
-from d2lcore.contracts.engine import not_implemented
 from d2lcore.convert import last_query, to_numpy
 from d2lcore.datasets import download, download_extract, read_data_nmt
 from d2lcore.evaluation import (
@@ -45,6 +44,16 @@ from d2lcore.text import (
 )
 from d2lcore.timer import Timer
 from d2lcore.transformer import LAYER_NORM_EPS
+
+
+def not_implemented(layer, method):
+    """The NotImplementedError of a base class's ``method`` (Encoder, Decoder, AttentionDecoder) called on
+    ``layer``, which does not define it."""
+    return NotImplementedError(
+        f"{type(layer).__name__} does not define {method}: Encoder, Decoder and AttentionDecoder are base classes; "
+        f"subclass one and define {method} (as Seq2SeqEncoder and Seq2SeqAttentionDecoder do)"
+    )
+
 
 __all__ = [
     "LAYER_NORM_EPS",

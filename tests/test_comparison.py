@@ -252,13 +252,13 @@ def test_the_transformer_page_asks_for_the_records_the_pages_display():
 # --- the directive in a Sphinx build ------------------------------------------------------
 
 
-def build(src, out):
+def build(src, out, language="en"):
     """Build ``src`` (an index.rst with the directive) into ``out``; return (html, warnings)."""
     app = SphinxTestApp(
         "html",
         srcdir=src,
         builddir=out,
-        confoverrides={"d2l_notebooks_dir": "notebooks", "nitpicky": True},
+        confoverrides={"d2l_notebooks_dir": "notebooks", "nitpicky": True, "language": language},
         status=io.StringIO(),
         warning=io.StringIO(),
     )
@@ -391,3 +391,48 @@ def test_page_is_rebuilt_when_a_notebook_changes_or_appears(site):
     before = doctree.stat().st_mtime_ns
     build(src, out)
     assert doctree.stat().st_mtime_ns == before
+
+
+def test_row_labels_and_column_titles_are_messages_for_translators(site):
+    """The gettext builder extracts each row's label (as the link the page's markup writes, so that a
+    translation keeps it) and each column's title, as it does the page's prose."""
+    src, notebooks, out = site
+    for docname in (BAHDANAU, TRANSFORMER):
+        (src / f"{docname}.rst").write_text(f"{docname}\n{'=' * len(docname)}\n")
+    with (src / "index.rst").open("a") as index:
+        index.write(f"   {BAHDANAU}\n   {TRANSFORMER}\n")
+    for fw in FRAMEWORKS:
+        write_notebook(notebooks, fw, BAHDANAU)
+        write_notebook(notebooks, fw, TRANSFORMER)
+    app = SphinxTestApp(
+        "gettext",
+        srcdir=src,
+        builddir=out,
+        confoverrides={"d2l_notebooks_dir": "notebooks", "gettext_compact": False},
+        status=io.StringIO(),
+        warning=io.StringIO(),
+    )
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    pot = (out / "gettext" / "chapters" / "attention" / "index.pot").read_text(encoding="utf-8")
+    for label, docname in (("Bahdanau attention", BAHDANAU), ("Transformer", TRANSFORMER)):
+        assert f'msgid ":doc:`{label} </{docname}>`"' in pot
+    assert 'msgid "Loss per token"' in pot
+
+
+@pytest.mark.parametrize(
+    "language, speed, loss, training",
+    [("ru", "8\xa0000", "0,168", "0,701 / 61\xa0%"), ("tr", "8.000", "0,168", "0,701 / %61")],
+)
+def test_figures_are_written_as_the_pages_language_writes_them(
+    site, language, speed, loss, training
+):
+    src, notebooks, out = site
+    for fw in FRAMEWORKS:
+        write_notebook(notebooks, fw, BAHDANAU, speed=8000)
+        write_notebook(notebooks, fw, TRANSFORMER, speed=8000)
+    html, warnings = build(src, out, language)
+    first = rows(html)[0]
+    assert first[4:7] == [speed, loss, training], first

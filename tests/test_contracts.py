@@ -22,10 +22,12 @@ from d2lcore.contracts.engine import (
     AnyFramework,
     Bool,
     Contract,
+    Fields,
     Floats,
     Ids,
     Int,
     Lengths,
+    ListOf,
     Real,
     Text,
     VocabWith,
@@ -559,6 +561,17 @@ SPEC_CASES = [
         ValueError,
         r"n must have shape \(b\) or \(b, q\); got shape",
     ),
+    (Fields(a=ANY, b=ANY), (1,), TypeError, r"n must be a tuple \(a, b\); got tuple of 1 entries"),
+    (Fields(" (from f)", a=Int()), 3, TypeError, r"n must be a tuple \(a\) \(from f\); got int 3"),
+    (Fields(a=ANY, b=Int()), (1, "x"), TypeError, r"n's b must be an int; got str 'x'"),
+    (ListOf(Text(), "words"), "a b", TypeError, r"n must be a list of words; got str 'a b'"),
+    (
+        ListOf(Text(), "words", True),
+        [],
+        ValueError,
+        r"n must be a non-empty list of words; got an empty",
+    ),
+    (ListOf(Text(), "words"), ["a", 2], TypeError, r"n\[1\] must be a str; got int 2"),
 ]
 
 

@@ -128,7 +128,7 @@ def test_corpus_scores_are_sacrebleus():
 def test_corpus_scores_errors():
     with pytest.raises(TypeError, match="predictions must be a list"):
         corpus_scores("va !", [["va !"]])
-    with pytest.raises(ValueError, match="predictions must hold at least one sentence"):
+    with pytest.raises(ValueError, match="predictions must be a non-empty list"):
         corpus_scores([], [])
     with pytest.raises(
         ValueError, match=r"references must hold one list of references per prediction \(1\); got 2"
@@ -136,7 +136,9 @@ def test_corpus_scores_errors():
         corpus_scores(["va !"], [["va !"], ["va !"]])
     with pytest.raises(TypeError, match=r"references\[0\] must be a list of reference strings"):
         corpus_scores(["va !"], ["va !"])
-    with pytest.raises(ValueError, match=r"references\[0\] must hold at least one reference"):
+    with pytest.raises(
+        ValueError, match=r"references\[0\] must be a non-empty list of reference strings"
+    ):
         corpus_scores(["va !"], [[]])
     with pytest.raises(TypeError, match=r"predictions\[1\] must be a str"):
         corpus_scores(["va !", None], [["va !"], ["va !"]])

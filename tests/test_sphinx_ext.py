@@ -231,3 +231,40 @@ def test_without_languages_a_page_has_no_language_links(tmp_path):
     html = build(tmp_path)
     assert 'rel="alternate"' not in html and "d2l-language-label" not in html
     assert '<html lang="en"' in html
+
+
+def test_hidden_cells_prompts_are_in_the_pages_language(tmp_path):
+    """myst-nb's prompts of a hidden cell ("Show code cell source") come in the page's language, from booktools'
+    catalogue (booktools.sphinx_ext.HiddenCellPrompts); an English build keeps myst-nb's words."""
+    from booktools.i18n import compile_catalogues
+
+    compile_catalogues("ru")  # the .mo files that the book's build compiles before Sphinx starts
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "booktools.sphinx_ext"]\nproject = "t"\nnb_execution_mode = "off"\n'
+    )
+    cell = nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["hide-input"]})
+    cell.outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    page = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A Section"), cell])
+    page.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(page, src / "index.ipynb")
+    for fw in FRAMEWORKS:
+        folder = tmp_path / "notebooks" / fw
+        folder.mkdir(parents=True)
+        nb = nbformat.v4.new_notebook(cells=[setup_cell(fw)], metadata={"d2l": {"framework": fw}})
+        nbformat.write(nb, folder / "index.ipynb")
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / WHEEL).write_bytes(b"a wheel")
+    for language, show, hide in [
+        ("en", "Show code cell source", "Hide code cell source"),
+        ("ru", "Показать код ячейки", "Скрыть код ячейки"),
+    ]:
+        out = tmp_path / f"out-{language}"
+        assert build_main(["-q", "-b", "html", f"-Dlanguage={language}", str(src), str(out)]) == 0
+        html = (out / "index.html").read_text(encoding="utf-8")
+        assert f">{show}</p>" in html and f">{hide}</p>" in html

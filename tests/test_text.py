@@ -195,9 +195,7 @@ def test_build_array_nmt_errors():
     ):
         build_array_nmt([["a"]], Vocab(["a"], reserved_tokens=["<pad>"]), 3)
     vocab = Vocab(["a"], reserved_tokens=["<pad>", "<eos>"])
-    with pytest.raises(
-        TypeError, match=r"lines must be a list of token lists; got lines\[1\] a str"
-    ):
+    with pytest.raises(TypeError, match=r"lines\[1\] must be a list of tokens; got str"):
         build_array_nmt([["a"], "a b"], vocab, 3)
     with pytest.raises(ValueError, match="num_steps"):
         build_array_nmt([["a"]], vocab, 0)

@@ -15,11 +15,14 @@ from d2lcore.contracts.engine import (
     Bool,
     Call,
     Contract,
+    Fields,
     Floats,
     Function,
     Ids,
     Int,
+    Is,
     Lengths,
+    ListOf,
     Maybe,
     Real,
     Rule,
@@ -30,6 +33,7 @@ from d2lcore.contracts.engine import (
     check_token_ids,
 )
 from d2lcore.convert import to_numpy
+from d2lcore.frameworks import FRAMEWORKS
 
 # --- shared by several contracts ----------------------------------------------------------------------------------
 
@@ -79,40 +83,14 @@ def _positions_fit(call, offset=None):
         )
 
 
-def _tuple_of(name, value, fields):
-    if not isinstance(value, tuple | list) or len(value) != len(fields):
-        size = f" of {len(value)} entries" if isinstance(value, tuple | list) else ""
-        raise TypeError(
-            f"{name} must be a tuple ({', '.join(fields)}); got {type(value).__name__}{size}"
-        )
-    return value
-
-
-def _list(name, value, what):
-    if not isinstance(value, list | tuple):
-        raise TypeError(f"{name} must be {what}; got {type(value).__name__}")
-
-
-def _encoder_outputs(call, name, value):
-    """An RNN encoder's outputs: (outputs (batch, src_steps, num_hiddens), state)."""
-    outputs, _ = _tuple_of(name, value, ("outputs", "state"))
-    Floats("batch src_steps h").check(call, name, outputs)
-
-
-def _attention_state(call, name, value):
-    """An RNN attention decoder's state: (enc_outputs, hidden, enc_valid_lens None or (batch,))."""
-    enc_outputs, _, enc_valid_lens = _tuple_of(
-        name, value, ("enc_outputs", "hidden", "enc_valid_lens")
-    )
-    Floats("batch src_steps h").check(call, "enc_outputs", enc_outputs)
-    _ENC_LENS.check(call, "enc_valid_lens", enc_valid_lens)
-
-
-def _context_state(call, name, value):
-    """Seq2SeqDecoder's state: (context (batch, num_hiddens), hidden (num_layers, batch, num_hiddens))."""
-    context, hidden = _tuple_of(name, value, ("context", "hidden"))
-    Floats("batch num_hiddens").check(call, "context", context)
-    Floats("num_layers batch num_hiddens").check(call, "hidden", hidden)
+# An RNN encoder's outputs; the states of the RNN decoder and of the RNN attention decoder
+_ENCODER_OUTPUTS = Fields(outputs=Floats("batch src_steps h"), state=ANY)
+_CONTEXT_STATE = Fields(
+    context=Floats("batch num_hiddens"), hidden=Floats("num_layers batch num_hiddens")
+)
+_ATTENTION_STATE = Fields(
+    enc_outputs=Floats("batch src_steps h"), hidden=ANY, enc_valid_lens=_ENC_LENS
+)
 
 
 def _vocab_size(part, fw):
@@ -320,16 +298,8 @@ def _line(call, name, value):
 truncate_pad = Contract(call=dict(line=Rule(_line), num_steps=Int(1), padding_token=ANY))
 
 
-def _lines(call, name, value):
-    _list(name, value, "a list of token lists")
-    for i, line in enumerate(value):
-        if not isinstance(line, list | tuple):
-            raise TypeError(
-                f"{name} must be a list of token lists; got {name}[{i}] a {type(line).__name__}"
-            )
-
-
-build_array_nmt = Contract(call=dict(lines=Rule(_lines), vocab=_SRC_VOCAB, num_steps=Int(1)))
+_LINES = ListOf(Is("a list of tokens", lambda line: isinstance(line, list | tuple)), "token lists")
+build_array_nmt = Contract(call=dict(lines=_LINES, vocab=_SRC_VOCAB, num_steps=Int(1)))
 nmt_arrays = Contract(call=dict(num_steps=Int(1), num_examples=Int(1)))
 
 
@@ -349,7 +319,7 @@ _RNN_SIZES = dict(
 )
 _RNN_DECODER = dict(
     init=_RNN_SIZES,
-    methods=dict(init_state=dict(enc_outputs=Rule(_encoder_outputs), enc_valid_lens=_ENC_LENS)),
+    methods=dict(init_state=dict(enc_outputs=_ENCODER_OUTPUTS, enc_valid_lens=_ENC_LENS)),
     rules=(_at_least_one_step,),
 )
 
@@ -357,10 +327,10 @@ Seq2SeqEncoder = Contract(
     init=_RNN_SIZES, call=dict(X=_TOKENS), dims=_embedding_dims, rules=(_at_least_one_step,)
 )
 Seq2SeqDecoder = Contract(
-    call=dict(X=_TOKENS, state=Rule(_context_state)), dims=_rnn_dims, **_RNN_DECODER
+    call=dict(X=_TOKENS, state=_CONTEXT_STATE), dims=_rnn_dims, **_RNN_DECODER
 )
 Seq2SeqAttentionDecoder = Contract(
-    call=dict(X=_TOKENS, state=Rule(_attention_state)), dims=_embedding_dims, **_RNN_DECODER
+    call=dict(X=_TOKENS, state=_ATTENTION_STATE), dims=_embedding_dims, **_RNN_DECODER
 )
 GRU = Contract(  # TensorFlow's, which the toolkit page builds from GRU cells
     init=dict(num_hiddens=Int(1), num_layers=Int(1), dropout=DROPOUT),
@@ -396,10 +366,12 @@ class Batches(Spec):
         return _CheckedBatches(value, call)
 
 
-_BATCH = dict(X="batch steps", X_valid_len="batch", Y="batch tgt_steps", Y_valid_len="batch")
-_EXPECTED_BATCH = (
-    "each batch of data_iter must be 4 tensors (X, X_valid_len, Y, Y_valid_len) of shapes (batch, steps), "
-    "(batch,), (batch, tgt_steps), (batch,), as load_data_nmt gives"
+_BATCH = Fields(
+    ", as load_data_nmt gives",
+    X=Ids("batch steps", vocab="X_vocab"),
+    X_valid_len=Lengths("batch"),
+    Y=Ids("batch tgt_steps", vocab="Y_vocab"),
+    Y_valid_len=Lengths("batch"),
 )
 
 
@@ -412,31 +384,18 @@ class _CheckedBatches:
             "Y_vocab": _vocab_size(net.decoder, self.fw),
         }
 
-    def _check(self, batch):
-        """Check one batch; returns its number of target tokens."""
-        if not isinstance(batch, tuple | list) or len(batch) != 4:
-            size = f" of {len(batch)} items" if isinstance(batch, tuple | list) else ""
-            raise TypeError(f"{_EXPECTED_BATCH}; got a {type(batch).__name__}{size}")
-        call = Call("train_seq2seq", {}, None, self.fw, self.vocab)
-        for (arg, shape), value in zip(_BATCH.items(), batch, strict=True):
-            try:
-                Tensor(shape).check(call, arg, value)
-            except (TypeError, ValueError) as error:
-                raise type(error)(f"{_EXPECTED_BATCH}: {error}") from None
-        X, X_valid_len, Y, Y_valid_len = batch
-        Ids("batch ...", vocab="X_vocab").check(call, "X", X)
-        Ids("batch ...", vocab="Y_vocab").check(call, "Y", Y)
-        Lengths("batch").check(call, "X_valid_len", X_valid_len)
-        Lengths("batch").check(call, "Y_valid_len", Y_valid_len)
-        return int(self.fw.values(Y_valid_len).sum())
-
     def __iter__(self):
         tokens = 0
         for batch in self.data_iter:
-            try:
-                tokens += self._check(batch)
+            try:  # the batch's tensors, then its number of target tokens
+                _BATCH.check(
+                    Call("train_seq2seq", {}, None, self.fw, self.vocab),
+                    "batch of data_iter",
+                    batch,
+                )
             except (TypeError, ValueError) as error:
-                raise type(error)(f"train_seq2seq: {error}") from None
+                raise type(error)(f"train_seq2seq: each {error}") from None
+            tokens += int(self.fw.values(batch[3]).sum())
             yield batch
         if tokens == 0:  # a loss of 0 / 0
             raise ValueError(
@@ -453,13 +412,10 @@ _LOSS_FN = Function(
 )
 
 
-def _schedule(call, name, value):
-    """A learning-rate schedule: called with the number of an update, as the framework's machinery calls it."""
-    if not callable(value):
-        raise TypeError(
-            f"{name} must be None or a learning-rate schedule called with the update's number, such as "
-            f"WarmupSchedule(num_hiddens, warmup_steps); got {value!r:.60}"
-        )
+_SCHEDULE = Function(
+    "None or a learning-rate schedule called with the update's number, such as "
+    "WarmupSchedule(num_hiddens, warmup_steps)"
+)
 
 
 train_seq2seq = Contract(
@@ -470,7 +426,7 @@ train_seq2seq = Contract(
         tgt_vocab=VocabWith("<bos>"),
         device=ANY,
         loss_fn=Maybe(_LOSS_FN),
-        schedule=Maybe(Rule(_schedule)),
+        schedule=Maybe(_SCHEDULE),
     )
 )
 
@@ -521,11 +477,10 @@ _TRANSLATE = Function(
 _TOKENS_TEXT = Text("a str of space-separated tokens")
 
 
-def _record_name(call, name, value):
-    if not isinstance(value, str) or not value.isidentifier():
-        raise ValueError(
-            f"{name} must be a str that can name a record, such as 'bleu'; got {value!r:.60}"
-        )
+_RECORD_NAME = Is(
+    "a str that can name a record, such as 'bleu'",
+    lambda value: isinstance(value, str) and value.isidentifier(),
+)
 
 
 bleu = Contract(call=dict(pred_seq=_TOKENS_TEXT, label_seq=_TOKENS_TEXT, k=Int(1)))
@@ -537,14 +492,9 @@ translate_corpus = Contract(
     )
 )
 evaluate_translations = Contract(
-    call=dict(translate=_TRANSLATE, tgt_vocab=VocabWith("<unk>"), name=Rule(_record_name))
+    call=dict(translate=_TRANSLATE, tgt_vocab=VocabWith("<unk>"), name=_RECORD_NAME)
 )
 evaluate_held_out = evaluate_translations
-
-
-def _sentences(call, name, value):
-    if not isinstance(value, list | tuple) or not all(isinstance(s, str) for s in value):
-        raise TypeError(f"{name} must be a list of sentences (str); got {value!r:.60}")
 
 
 def _as_many_references(call):
@@ -559,41 +509,35 @@ def _as_many_references(call):
 show_translations = Contract(
     call=dict(
         translate=_TRANSLATE,
-        sources=Rule(_sentences),
-        references=Rule(_sentences),
-        name=Rule(_record_name),
+        sources=ListOf(Text(), "sentences (str)"),
+        references=ListOf(Text(), "sentences (str)"),
+        name=_RECORD_NAME,
     ),
     rules=(_as_many_references,),
 )
 
 
-def _predictions(call, name, value):
-    _list(name, value, "a list, one entry per sentence")
-    if not value:
-        raise ValueError(f"{name} must hold at least one sentence; got an empty list")
-    for i, prediction in enumerate(value):
-        _TOKENS_TEXT.check(call, f"{name}[{i}]", prediction)
-
-
-def _references(call, name, value):
-    _list(name, value, "a list, one entry per sentence")
-    predictions = call.arguments["predictions"]
-    if len(value) != len(predictions):
+def _one_list_per_prediction(call):
+    predictions, references = call.arguments["predictions"], call.arguments["references"]
+    if len(references) != len(predictions):
         raise ValueError(
-            f"{name} must hold one list of references per prediction ({len(predictions)}); got {len(value)}"
+            f"references must hold one list of references per prediction ({len(predictions)}); got "
+            f"{len(references)}"
         )
-    for i, refs in enumerate(value):
-        what = (
-            "a list of reference strings (with one reference per sentence: [[ref] for ref in refs])"
-        )
-        _list(f"{name}[{i}]", refs, what)
-        if not refs:
-            raise ValueError(f"{name}[{i}] must hold at least one reference; got none")
-        for j, ref in enumerate(refs):
-            _TOKENS_TEXT.check(call, f"{name}[{i}][{j}]", ref)
 
 
-corpus_scores = Contract(call=dict(predictions=Rule(_predictions), references=Rule(_references)))
+_REFERENCES = ListOf(
+    _TOKENS_TEXT,
+    "reference strings (with one reference per sentence: [[ref] for ref in refs])",
+    True,
+)
+corpus_scores = Contract(
+    call=dict(
+        predictions=ListOf(_TOKENS_TEXT, "predicted sentences", nonempty=True),
+        references=ListOf(_REFERENCES, "lists of references, one per prediction"),
+    ),
+    rules=(_one_list_per_prediction,),
+)
 
 # --- Bahdanau Attention: the reversal task --------------------------------------------------------------------------
 
@@ -690,30 +634,30 @@ _HOW = (
 )
 
 
-def _transformer_state(call, name, value):
-    """(enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens None or (batch,), caches: one per block, all
-    None or all (batch, past, num_hiddens) with the same past); puts past in the call's dims."""
-    if not isinstance(value, tuple | list) or len(value) != 3:
+def _caches(call, name, value):
+    """The decoder blocks' caches: num_layers entries, all None or all (batch, past, num_hiddens) with the same
+    past, which goes in the call's dims."""
+    if not isinstance(value, tuple | list) or len(value) != call.dims["num_layers"]:
         raise ValueError(
-            f"{name} must be a tuple (enc_outputs, enc_valid_lens, caches); got {value!r:.60}: {_HOW}"
+            f"{name} must be a tuple of num_layers = {call.dims['num_layers']} entries, one per decoder block; "
+            f"got {value!r:.80}: {_HOW}"
         )
-    enc_outputs, enc_valid_lens, caches = value
-    _ENC_OUTPUTS.check(call, "enc_outputs", enc_outputs)
-    _ENC_LENS.check(call, "enc_valid_lens", enc_valid_lens)
-    if not isinstance(caches, tuple | list) or len(caches) != call.dims["num_layers"]:
+    if any(cache is None for cache in value) and not all(cache is None for cache in value):
         raise ValueError(
-            f"{name}'s caches must be a tuple of num_layers = {call.dims['num_layers']} entries, one per decoder "
-            f"block; got {caches!r:.80}: {_HOW}"
+            f"{name} must be all None (nothing decoded yet) or all tensors; got a mix: {_HOW}"
         )
-    if any(cache is None for cache in caches) and not all(cache is None for cache in caches):
-        raise ValueError(
-            f"{name}'s caches must be all None (nothing decoded yet) or all tensors; got a mix: {_HOW}"
-        )
-    for cache in caches:
-        if cache is not None:
-            _CACHE.check(call, "cache", cache)
+    for cache in value:
+        Maybe(_CACHE).check(call, name, cache)
     # None: a length known only when a traced graph runs
-    call.dims.setdefault("past", 0 if caches[0] is None else None)
+    call.dims.setdefault("past", 0 if value[0] is None else None)
+
+
+_TRANSFORMER_STATE = Fields(
+    " (build it with decoder.init_state(enc_outputs, enc_valid_lens))",
+    enc_outputs=_ENC_OUTPUTS,
+    enc_valid_lens=_ENC_LENS,
+    caches=Rule(_caches),
+)
 
 
 def _decoder_positions(call):
@@ -737,7 +681,7 @@ def _decoder_dims(decoder, fw):
 TransformerDecoder = Contract(
     init=_TRANSFORMER_SIZES,
     init_rules=(_heads_divide,),
-    call=dict(X=_TOKENS, state=Rule(_transformer_state)),
+    call=dict(X=_TOKENS, state=_TRANSFORMER_STATE),
     methods=dict(init_state=dict(enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_ENC_LENS)),
     dims=_decoder_dims,
     rules=(_decoder_positions,),
@@ -746,37 +690,14 @@ TransformerDecoder = Contract(
 # --- Label Smoothing and Weight Tying -------------------------------------------------------------------------------
 
 # LabelSmoothedCELoss: beside MaskedSoftmaxCELoss, whose call it takes
-TiedTransformerDecoder = Contract(  # TransformerDecoder's, with one matrix for two uses
-    init=TransformerDecoder.init,
-    init_rules=TransformerDecoder.init_rules,
-    call=TransformerDecoder.call,
-    methods=TransformerDecoder.methods,
-    dims=TransformerDecoder.dims,
-    rules=TransformerDecoder.rules,
-)
+TiedTransformerDecoder = TransformerDecoder  # the same arguments, with one matrix for two uses
 
 
-def _framework_name(call, name, value):
-    from d2lcore.frameworks import FRAMEWORKS
-
-    if not isinstance(value, str) or value not in FRAMEWORKS:
-        raise ValueError(f"{name} must be one of {list(FRAMEWORKS)}; got {value!r:.60}")
-
-
-show_smoothing_study = Contract(call=dict(framework=Rule(_framework_name), path=ANY))
+_FRAMEWORK = Is(f"one of {list(FRAMEWORKS)}", lambda value: value in FRAMEWORKS)
+show_smoothing_study = Contract(call=dict(framework=_FRAMEWORK, path=ANY))
 
 
 # --- Decoding: Greedy and Beam Search ------------------------------------------------------------------------------
-
-
-def _sentences(call, name, value):
-    if not isinstance(value, list | tuple) or not value:
-        raise TypeError(
-            f"{name} must be a non-empty list of sentences (str) to translate, e.g. ['go .', 'i lost .']; "
-            f"got {value!r:.60}"
-        )
-    for i, sentence in enumerate(value):
-        _sentence(call, f"{name}[{i}]", sentence)
 
 
 def _beams_fit(call):
@@ -798,7 +719,7 @@ def _beams_fit(call):
 beam_search = Contract(
     call=dict(
         net=ANY,
-        src_sentences=Rule(_sentences),
+        src_sentences=ListOf(Rule(_sentence), "sentences (str) to translate, e.g. ['go .']", True),
         src_vocab=_SRC_VOCAB,
         tgt_vocab=VocabWith("<bos>", "<eos>"),
         num_steps=Int(1),
@@ -809,6 +730,7 @@ beam_search = Contract(
     ),
     rules=(_beams_fit,),
 )
+
 # --- Grouped-Query and Memory-Efficient Attention ---------------------------------------------------------------------
 
 
@@ -831,26 +753,13 @@ GroupedQueryAttention = Contract(
     init_rules=(_heads_divide, _kv_heads_divide),
 )
 tiled_attention = Contract(call=dict(DotProductAttention.call, causal=Bool(), tile_size=Int(1)))
+
 # --- Training a Transformer Well; Where the Layer Norm Goes ---------------------------------------------------------
 
 WarmupSchedule = Contract(init=dict(num_hiddens=Int(1), warmup_steps=Int(1)))
-PreNormEncoderBlock = Contract(call=TransformerEncoderBlock.call, **_BLOCK)
-PreNormDecoderBlock = Contract(call=TransformerDecoderBlock.call, **_BLOCK)
-PreNormTransformerEncoder = Contract(
-    init=_TRANSFORMER_SIZES,
-    init_rules=(_heads_divide,),
-    call=TransformerEncoder.call,
-    dims=_coder_dims,
-    rules=(_positions_fit,),
-)
-PreNormTransformerDecoder = Contract(
-    init=_TRANSFORMER_SIZES,
-    init_rules=(_heads_divide,),
-    call=TransformerDecoder.call,
-    methods=dict(init_state=dict(enc_outputs=_ENC_OUTPUTS, enc_valid_lens=_ENC_LENS)),
-    dims=_decoder_dims,
-    rules=(_decoder_positions,),
-)
+# The post-norm classes' arguments, layers in another order
+PreNormEncoderBlock, PreNormDecoderBlock = TransformerEncoderBlock, TransformerDecoderBlock
+PreNormTransformerEncoder, PreNormTransformerDecoder = TransformerEncoder, TransformerDecoder
 
 # --- Decoder-Only Models, the Key–Value Cache and Rotary Embeddings --------------------------------------------------
 
@@ -870,13 +779,7 @@ rotary_embedding = Contract(
 )
 
 _KV = Floats("batch num_heads past head_size")
-
-
-def _kv_cache(call, name, value):
-    """One attention's cache: (keys, values), each (batch, num_heads, past, head_size)."""
-    keys, values = _tuple_of(name, value, ("keys", "values"))
-    _KV.check(call, f"{name}'s keys", keys)
-    _KV.check(call, f"{name}'s values", values)
+_KV_CACHE = Fields(keys=_KV, values=_KV)  # one attention's cache
 
 
 def _attention_heads(attention):
@@ -891,7 +794,7 @@ _PREFIX_LENS = Maybe(Lengths("batch"))
 CausalSelfAttention = Contract(
     init=dict(num_hiddens=Int(1), num_heads=Int(1), dropout=DROPOUT, bias=Bool(), rotary=Bool()),
     init_rules=(_heads_divide,),
-    call=dict(X=_HIDDEN, prefix_lens=_PREFIX_LENS, cache=Maybe(Rule(_kv_cache))),
+    call=dict(X=_HIDDEN, prefix_lens=_PREFIX_LENS, cache=Maybe(_KV_CACHE)),
     dims=lambda layer, fw: _attention_heads(layer),
     built=("X",),
 )
@@ -906,22 +809,19 @@ DecoderOnlyBlock = Contract(
 )
 
 
-def _lm_caches(call, name, value):
-    """None, or one (keys, values) per block, all of the same length past, which goes in the call's dims."""
-    layers = call.dims["num_layers"]
-    if not isinstance(value, tuple | list) or len(value) != layers:
-        raise ValueError(
-            f"{name} must be None or a tuple of num_layers = {layers} (keys, values) pairs, one per block, as "
-            f"the model's previous call returned; got {value!r:.80}"
-        )
-    for i, cache in enumerate(value):
-        _kv_cache(call, f"{name}[{i}]", cache)
+_LM_CACHES = ListOf(_KV_CACHE, "(keys, values) pairs, one per block")
 
 
 def _cache_fits(call):
-    """The cached positions and the new ones fit in max_len positions."""
-    caches, steps = call.arguments.get("caches"), call.dims.get("steps")
-    past = 0 if caches is None else call.dims.get("past")
+    """caches holds one (keys, values) pair per block, and the cached positions and the new ones fit in max_len
+    positions."""
+    caches, layers = call.arguments.get("caches"), call.dims["num_layers"]
+    if caches is not None and len(caches) != layers:
+        raise ValueError(
+            f"caches must be None or hold num_layers = {layers} (keys, values) pairs, one per block, as the "
+            f"model's previous call returned; got {len(caches)}"
+        )
+    past, steps = 0 if caches is None else call.dims.get("past"), call.dims.get("steps")
     max_len = call.dims["max_len"]
     if None not in (past, steps) and past + steps > max_len:
         raise ValueError(
@@ -934,7 +834,7 @@ def _cache_fits(call):
 PrefixLM = Contract(
     init=dict(_TRANSFORMER_SIZES, rotary=Bool()),
     init_rules=(_heads_divide,),
-    call=dict(X=_TOKENS, prefix_lens=_PREFIX_LENS, caches=Maybe(Rule(_lm_caches))),
+    call=dict(X=_TOKENS, prefix_lens=_PREFIX_LENS, caches=Maybe(_LM_CACHES)),
     dims=lambda lm, fw: {
         **_embedding_dims(lm, fw),
         "num_layers": lm.num_layers,

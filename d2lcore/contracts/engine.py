@@ -202,6 +202,44 @@ class VocabWith(Spec):
             )
 
 
+class Fields(Spec):
+    """A tuple (or list) of ``len(fields)`` entries, each checked by its spec and named ``name's field``:
+    ``Fields(outputs=Floats("batch steps h"), state=ANY)``; ``how`` says where one comes from."""
+
+    def __init__(self, how="", **fields):
+        self.how, self.fields = how, fields
+
+    def check(self, call, name, value):
+        if not isinstance(value, tuple | list) or len(value) != len(self.fields):
+            size = (
+                f" of {len(value)} entries"
+                if isinstance(value, tuple | list)
+                else f" {value!r:.40}"
+            )
+            raise TypeError(
+                f"{name} must be a tuple ({', '.join(self.fields)}){self.how}; got {type(value).__name__}{size}"
+            )
+        for (field, spec), item in zip(self.fields.items(), value, strict=True):
+            spec.check(call, f"{name}'s {field}", item)
+
+
+class ListOf(Spec):
+    """A list or tuple of ``what`` (at least one if ``nonempty``), entry i checked by ``spec`` as ``name[i]``."""
+
+    def __init__(self, spec, what, nonempty=False):
+        self.spec, self.what, self.nonempty = spec, what, nonempty
+
+    def check(self, call, name, value):
+        if not isinstance(value, list | tuple):
+            raise TypeError(
+                f"{name} must be a list of {self.what}; got {type(value).__name__} {value!r:.60}"
+            )
+        if self.nonempty and not value:
+            raise ValueError(f"{name} must be a non-empty list of {self.what}; got an empty list")
+        for i, item in enumerate(value):
+            self.spec.check(call, f"{name}[{i}]", item)
+
+
 class Tensor(Spec):
     """A tensor of the framework, of shape ``shape`` (see :meth:`Call.shape`), of any dtype."""
 
@@ -288,15 +326,6 @@ def check_int(name, value, minimum=None):
     """For the library's own functions (a seed, a batch size): ``value`` is an int >= ``minimum``; returns it."""
     Int(minimum).check(None, name, value)
     return value
-
-
-def not_implemented(layer, method):
-    """The NotImplementedError of a base class's ``method`` (Encoder, Decoder, AttentionDecoder) called on
-    ``layer``, which does not define it."""
-    return NotImplementedError(
-        f"{type(layer).__name__} does not define {method}: Encoder, Decoder and AttentionDecoder are base classes; "
-        f"subclass one and define {method} (as Seq2SeqEncoder and Seq2SeqAttentionDecoder do)"
-    )
 
 
 # --- contracts --------------------------------------------------------------------------------------------------

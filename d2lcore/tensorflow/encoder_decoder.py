@@ -2,7 +2,7 @@
 Toolkit): base classes and their
 composition, as Keras 3 layers."""
 
-from d2lcore.contracts.engine import not_implemented
+from d2lcore.common import not_implemented
 
 from .layers import Layer, Model
 

@@ -4,7 +4,7 @@ composition."""
 
 from torch import nn
 
-from d2lcore.contracts.engine import not_implemented
+from d2lcore.common import not_implemented
 
 
 class Encoder(nn.Module):
