@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from booktools.paths import TIMINGS, sources
+from booktools.paths import TIMINGS, rel, sources
 from d2lcore import FRAMEWORKS
 
 
@@ -150,6 +150,18 @@ def main(argv=None):
                 f"--language: {unknown} are not languages of the book; it has {list(i18n.LANGUAGES)}"
             )
         languages = [code for code in languages if code != "none"]
+        from booktools.execute import stale
+
+        old = stale(sources(None), list(FRAMEWORKS))
+        if old:  # the pages would show the code and outputs of another version
+            where = ", ".join(f"{fw}/{rel(source)}" for source, fw in old[:3])
+            message = (
+                f"{len(old)} executed notebook(s) are missing or older than their sources or d2lcore "
+                f"(e.g. {where}): run `python -m booktools notebooks` first, as `make html` does"
+            )
+            if not args.no_strict:
+                sys.exit(message)
+            print(f"warning: {message}", flush=True)
         build_html(strict=not args.no_strict, languages=languages)
         if languages:
             i18n.gettext()  # the English messages, against which the catalogues are checked

@@ -102,6 +102,18 @@ def _cached(path, key, native=False):
     return d2l.get("cache_key") == key and (not native or d2l.get("cpu", "native") == "native")
 
 
+def stale(sources, frameworks):
+    """The (source, framework) pairs whose executed notebook is missing or was executed under another key (its
+    cells, d2lcore or the data changed since): what ``booktools notebooks`` would execute again."""
+    env_hash = environment_hash()
+    return [
+        (source, fw)
+        for source in sources
+        for fw in frameworks
+        if not _cached(notebook_path(source, fw), cache_key(split(source, fw), fw, env_hash))
+    ]
+
+
 def _failed_cell(nb):
     for i, cell in enumerate(nb.cells):
         for out in cell.get("outputs", []):

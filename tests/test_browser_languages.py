@@ -605,6 +605,23 @@ def test_copy_buttons_speak_the_language(page: Page, site_url: str, code: str):
     expect(button).to_have_attribute("data-tooltip", words["Copied!"])
 
 
+@pytest.mark.parametrize("code", _language_params())
+def test_the_themes_sidebar_words_speak_the_language(page: Page, site_url: str, code: str):
+    """sphinx-book-theme writes its sidebar buttons' tooltips and its navigation's label in English whatever the
+    language; the page shows the theme catalogue's words instead (booktools/static/d2l.js)."""
+    words = catalogue(code, THEME_WORDS)
+    page.goto(in_language(site_url, code, "chapters/attention/transformer.html"), wait_until="load")
+    for selector, text in [
+        ("button.primary-toggle", "Toggle primary sidebar"),
+        ("button.secondary-toggle", "Toggle secondary sidebar"),
+    ]:
+        button = page.locator(selector).first
+        expect(button).to_have_attribute("aria-label", words[text])
+        title = button.evaluate("b => b.getAttribute('data-bs-original-title') || b.title")
+        assert title == words[text], (code, selector, title)
+    expect(page.locator("nav.bd-docs-nav")).to_have_attribute("aria-label", words["Main"])
+
+
 # ------------------------------------------------------------------------------------------ JavaScript errors
 
 

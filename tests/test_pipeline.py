@@ -286,6 +286,23 @@ def test_cache_key_follows_cells_and_environment(source):
     assert key != execute.cache_key(nb, "pytorch", "env-1")
 
 
+def test_stale_notebooks_are_those_that_notebooks_would_execute_again(
+    source, tmp_path, monkeypatch
+):
+    """`booktools html` refuses to build from them (the pages would show another version's code and outputs)."""
+    monkeypatch.setattr(execute, "notebook_path", lambda s, fw: tmp_path / fw / "page.ipynb")
+    assert execute.stale([source], ["pytorch"]) == [(source, "pytorch")]  # never executed
+    nb = split(source, "pytorch")
+    key = execute.cache_key(nb, "pytorch", execute.environment_hash())
+    nb.metadata["d2l"] = {"cache_key": key}
+    (tmp_path / "pytorch").mkdir()
+    nbformat.write(nb, tmp_path / "pytorch" / "page.ipynb")
+    assert execute.stale([source], ["pytorch"]) == []
+    nb.metadata["d2l"]["cache_key"] = "a key of older cells or an older d2lcore"
+    nbformat.write(nb, tmp_path / "pytorch" / "page.ipynb")
+    assert execute.stale([source], ["pytorch"]) == [(source, "pytorch")]
+
+
 def test_tree_hash_changes_with_any_file(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("x = 1\n")

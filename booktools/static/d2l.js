@@ -12,6 +12,8 @@
 // 3. sphinx-copybutton's tooltips in the page's language: its script knows a few languages by code (not "tr", nor
 //    the "zh-Hans" of our pages), so the words come from the book's theme catalogue (locales/<language>/
 //    LC_MESSAGES/sphinx.po, in Sphinx's translations script) when its buttons are made.
+// 4. The words that sphinx-book-theme writes in English whatever the language (its sidebar buttons' tooltips, its
+//    navigation's label), from the same catalogue.
 (function () {
   "use strict";
   const GROUP = "framework";
@@ -182,8 +184,29 @@
 
   copyButtonWords();
 
+  function themeWords() {
+    const lang = document.documentElement.lang;
+    if (!lang || lang === "en" || typeof Documentation === "undefined") return;
+    const words = {
+      "button.primary-toggle": "Toggle primary sidebar",
+      "button.secondary-toggle": "Toggle secondary sidebar",
+    };
+    for (const [selector, text] of Object.entries(words)) {
+      const word = Documentation.gettext(text);
+      for (const button of document.querySelectorAll(selector)) {
+        // Bootstrap's tooltip, once made, keeps the title in data-bs-original-title
+        const attribute = button.hasAttribute("data-bs-original-title") ? "data-bs-original-title" : "title";
+        button.setAttribute(attribute, word);
+        button.setAttribute("aria-label", word);
+      }
+    }
+    const nav = document.querySelector('nav.bd-docs-nav[aria-label="Main"]');
+    if (nav) nav.setAttribute("aria-label", Documentation.gettext("Main"));
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     languageMenu();
+    themeWords();
     // after sphinx-design's own DOMContentLoaded handler, which restores the stored choice
     setTimeout(showSelected, 0);
     document.addEventListener("change", (event) => {
