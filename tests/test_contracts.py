@@ -561,7 +561,7 @@ SPEC_CASES = [
         ValueError,
         r"n must have shape \(b\) or \(b, q\); got shape",
     ),
-    (Fields(a=ANY, b=ANY), (1,), TypeError, r"n must be a tuple \(a, b\); got tuple of 1 entries"),
+    (Fields(a=ANY, b=ANY), (1,), TypeError, r"n must be a tuple \(a, b\); got tuple of 1 entry"),
     (Fields(" (from f)", a=Int()), 3, TypeError, r"n must be a tuple \(a\) \(from f\); got int 3"),
     (Fields(a=ANY, b=Int()), (1, "x"), TypeError, r"n's b must be an int; got str 'x'"),
     (ListOf(Text(), "words"), "a b", TypeError, r"n must be a list of words; got str 'a b'"),

@@ -211,11 +211,10 @@ class Fields(Spec):
 
     def check(self, call, name, value):
         if not isinstance(value, tuple | list) or len(value) != len(self.fields):
-            size = (
-                f" of {len(value)} entries"
-                if isinstance(value, tuple | list)
-                else f" {value!r:.40}"
-            )
+            if isinstance(value, tuple | list):
+                size = f" of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
+            else:
+                size = f" {value!r:.40}"
             raise TypeError(
                 f"{name} must be a tuple ({', '.join(self.fields)}){self.how}; got {type(value).__name__}{size}"
             )
