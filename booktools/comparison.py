@@ -195,9 +195,8 @@ def table_nodes(spec, results, notebook_label, row_node=None, source=None, langu
         else:
             found = True
             for column in columns:
-                cell = column.cell(
-                    records
-                )  # figures joined by " / ", each as the language writes it
+                # Figures joined by " / ", each written as the page's language writes it
+                cell = column.cell(records)
                 row += _entry(" / ".join(localised(part, language) for part in cell.split(" / ")))
             missing = [n for n in used if n not in records]
             if missing:

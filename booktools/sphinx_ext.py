@@ -376,9 +376,8 @@ _PROMPTS = {
 class HiddenCellPrompts(SphinxPostTransform):
     """The prompts of myst-nb's hidden cells in the page's language (a prompt that a cell sets itself stays)."""
 
-    default_priority = (
-        200  # after myst-nb's HideInputCells (199), which fills in the prompts' {type}
-    )
+    # After myst-nb's HideInputCells (199), which fills in the prompts' {type}
+    default_priority = 200
     formats = ("html",)
 
     def run(self, **kwargs):
